@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-recs = [(json.loads(p.read_text()), p) for p in (ROOT / "bench" / "results").glob("*.json")]
+recs = [(json.loads(p.read_text()), p) for p in (ROOT / "bench" / "results").glob("*.json") if not p.name.startswith("gpu_")]
 recs = sorted(recs, key=lambda rp: rp[0]["env"]["date"], reverse=True)
 for rec, p in recs:
     env = rec["env"]
