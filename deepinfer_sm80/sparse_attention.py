@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from .core import (DSV41, InputError, aot_examples, allow_shared_memory, check_tensor, device_info,
                                  interpreting, launch, rel_err, select_backend, selftest)
 import torch
@@ -16,9 +17,10 @@ from .fp8 import e4m3_to_f32, ue8m0_to_f32
 from .kv_cache import check_record_cache, dequantize_k_ref, quantize_and_insert_k_cache, quantize_and_insert_k_cache_ref, record_offsets
 
 # %% auto #0
-__all__ = ['KV', 'HEAD_DIM', 'LOG2E', 'SUPPORTED_HEADS', 'CANDIDATE_CFGS', 'attend_rows_ref', 'sparse_attn_prefill_ref',
-           'gather_records_ref', 'sparse_attn_decode_ref', 'sparse_attn_prefill', 'decode_splits', 'sparse_attn_decode',
-           'random_record_cache', 'random_decode_case', 'sparse_decode_floor', 'random_combined_rows']
+__all__ = ['KV', 'HEAD_DIM', 'LOG2E', 'SUPPORTED_HEADS', 'CANDIDATE_CFGS', 'ONE_READ_CFG', 'attend_rows_ref',
+           'sparse_attn_prefill_ref', 'gather_records_ref', 'sparse_attn_decode_ref', 'sparse_attn_prefill',
+           'decode_splits', 'sparse_attn_decode', 'random_record_cache', 'random_decode_case', 'sparse_decode_floor',
+           'random_combined_rows']
 
 # %% ../nbs/03c_sparse_attention.ipynb #cf86da71
 KV = DSV41.kv
@@ -295,7 +297,8 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
 # per head count: [(up to T tokens, (BLOCK_H, BLOCK_N, num_warps, num_stages, PREFETCH), waves)], tuned on the
 # H200 (`sparse_tune`); `waves`: split so that tokens x head blocks x splits ~ this many waves of programs
 _DECODE_CFG = {8: [(1 << 62, (16, 32, 8, 1, 1), 2.0)], 16: [(1 << 62, (16, 32, 8, 1, 1), 2.0)],
-               **{H: [(8, (32, 16, 4, 1, 1), 1.0), (1 << 62, (32, 16, 4, 1, 1), 2.0)] for H in (32, 64, 128)}}
+               **{H: [(2, (32, 16, 4, 1, 1), 2.0), (8, (32, 16, 4, 1, 1), 1.0), (1 << 62, (32, 16, 4, 1, 1), 2.0)]
+                  for H in (32, 64, 128)}}
 _DECODE_WAVES = None       # overrides the table's waves (tuning)
 
 
@@ -306,15 +309,6 @@ def _decode_config(H: int, T: int) -> tuple[tuple, float]:
             return cfg, waves
     return _DECODE_CFG[H][-1][1:]
 _REDUCE_TILE = 8192                      # reduction tile: splits (a power of two, <= 64) x columns elements
-
-
-@triton.jit
-def _opaque_bf16(x):
-    # A `mov` the compiler may neither move nor duplicate (not pure): the FP8 decode before it then happens
-    # once, in the blocked layout, instead of being rematerialised inside every warp's MMA operand layout.
-    y = tl.inline_asm_elementwise("mov.b16 $0, $1;", "=h,h", [x.to(tl.int16, bitcast=True)], dtype=tl.int16,
-                                  is_pure=False, pack=1)
-    return y.to(tl.bfloat16, bitcast=True)
 
 
 @triton.jit
@@ -384,22 +378,68 @@ def _load_records(cache_ptr, data, scale, valid, NOPE: tl.constexpr, GROUP: tl.c
 
 
 @triton.jit
+def _e4m3x4_scaled_bf16(codes, scale2):
+    # Four E4M3 codes (one 32-bit register) -> four bf16 values x 2^(e-127), in 12 instructions. prmt puts
+    # each code byte in the top half of a 16-bit lane (b << 8: s eeee mmm 0..0); shifting the magnitude
+    # right by 4 under the sign turns that into the bf16 whose exponent field is eeee and mantissa mmm0000,
+    # i.e. exactly the E4M3 value x 2^-120, subnormal codes included (both formats keep a hidden 0 there).
+    # Two bf16x2 FMAs (sm_80) then scale by 2^120 (exact) and by the packed UE8M0 scale (one rounding,
+    # none in practice: the product has 4 significant bits). Codes 0x7F/0xFF decode as +-480 x scale, not NaN
+    # (the quantizer never writes them).
+    return tl.inline_asm_elementwise(
+        """{
+        .reg .b32 p, q, a, b, k, z;
+        mov.b32 k, 0x7B807B80;
+        mov.b32 z, 0x80008000;
+        prmt.b32 p, $2, 0, 0x1404;
+        prmt.b32 q, $2, 0, 0x3424;
+        shr.b32 a, p, 4;
+        shr.b32 b, q, 4;
+        and.b32 a, a, 0x07F007F0;
+        and.b32 b, b, 0x07F007F0;
+        and.b32 p, p, 0x80008000;
+        and.b32 q, q, 0x80008000;
+        or.b32 p, p, a;
+        or.b32 q, q, b;
+        fma.rn.bf16x2 p, p, k, z;
+        fma.rn.bf16x2 q, q, k, z;
+        fma.rn.bf16x2 $0, p, $3, z;
+        fma.rn.bf16x2 $1, q, $3, z;
+        }""",
+        "=r,=r,r,r,r,r,r", [codes, scale2], dtype=tl.bfloat16, is_pure=False, pack=4)
+
+
+@triton.jit
+def _ue8m0_bf16x2(e):
+    "UE8M0 byte -> 2^(e-127) as a bf16 pair packed in an int32 (0 -> the subnormal 2^-127, 255 -> inf)."
+    e = e.to(tl.int32) & 0xFF
+    b = tl.where(e == 0, 0x40, e << 7)
+    return b | (b << 16)
+
+
+@triton.jit
 def _decode_records(codes, scales, rope, NOPE: tl.constexpr, GROUP: tl.constexpr, DC: tl.constexpr,
                     F32: tl.constexpr):
-    "Records decoded to bf16 rows (value = e4m3 x 2^(e-127), RoPE dims copied), as column chunks [BLOCK_N, DC]."
+    """Records decoded to rows (value = e4m3 x 2^(e-127), RoPE dims copied), as column chunks [BLOCK_N, DC]:
+    bf16 through `_e4m3x4_scaled_bf16` on the GPU, fp32 through `e4m3_to_f32` in the interpreter (F32)."""
     tl.static_assert(DC == 2 * GROUP)
     c = tl.arange(0, DC)
     out = ()
     for g in tl.static_range(len(codes)):
-        lo = ue8m0_to_f32(scales[2 * g])
-        if 2 * g + 1 < NOPE // GROUP:
-            x = e4m3_to_f32(codes[g]) * tl.where((c < GROUP)[None, :], lo[:, None], ue8m0_to_f32(scales[2 * g + 1])[:, None])
-        else:                                     # group 6 next to the bf16 RoPE dims
-            x = tl.where((g * DC + c < NOPE)[None, :], e4m3_to_f32(codes[g]) * lo[:, None], rope.to(tl.float32))
-        if F32:
-            out = out + (x,)
-        else:
-            out = out + (_opaque_bf16(x.to(tl.bfloat16)),)
+        if 2 * g + 1 < NOPE // GROUP:                 # two scale groups per chunk
+            if F32:
+                x = e4m3_to_f32(codes[g]) * tl.where((c < GROUP)[None, :], ue8m0_to_f32(scales[2 * g])[:, None],
+                                                     ue8m0_to_f32(scales[2 * g + 1])[:, None])
+            else:
+                x = _e4m3x4_scaled_bf16(codes[g], tl.where((c < GROUP)[None, :], _ue8m0_bf16x2(scales[2 * g])[:, None],
+                                                           _ue8m0_bf16x2(scales[2 * g + 1])[:, None]))
+        else:                                         # group 6 next to the bf16 RoPE dims
+            if F32:
+                x = e4m3_to_f32(codes[g]) * ue8m0_to_f32(scales[2 * g])[:, None]
+            else:
+                x = _e4m3x4_scaled_bf16(codes[g], tl.broadcast_to(_ue8m0_bf16x2(scales[2 * g])[:, None], codes[g].shape))
+            x = tl.where((g * DC + c < NOPE)[None, :], x, rope.to(x.dtype))
+        out = out + (x,)
     return out
 
 
@@ -506,10 +546,10 @@ allow_shared_memory("_sparse_attn_decode_kernel", 51 * 1024,
 
 # %% ../nbs/03c_sparse_attention.ipynb #84728478
 def decode_splits(T: int, head_blocks: int, n_blocks: int, sms: int, waves: float = 1.0) -> int:
-    "Key splits per token so that T x head_blocks x splits fills about `waves` waves of `sms` programs."
+    "Key splits per token so that T x head_blocks x splits stays within `waves` x `sms` programs."
     if T == 0 or n_blocks <= 1:
         return 1
-    s = max(1, min(n_blocks, round(waves * sms / (T * head_blocks))))
+    s = max(1, min(n_blocks, math.floor(waves * sms / (T * head_blocks))))   # never spill into another wave
     return triton.cdiv(n_blocks, triton.cdiv(n_blocks, s))      # the same blocks per split, none left empty
 
 
@@ -752,6 +792,9 @@ def _sparse_attention_selftest(device) -> str:
     return f"prefill and decode, 64 heads x 640 keys: rel. errors {e1:.1e}, {e2:.1e}"
 
 # %% ../nbs/03c_sparse_attention.ipynb #194682b5
+ONE_READ_CFG = (64, 16, 8, 1, 1)   # the floor's plan with all 64 heads in one program: each record read once
+
+
 def _decode_bytes(T: int, H: int, entries: int) -> int:
     return T * (entries * (KV.record_bytes + 4) + 2 * H * HEAD_DIM * 2)
 
@@ -776,11 +819,12 @@ def _bench_sparse_decode(ctx):
         sets = _decode_sets(ctx, T, 65_536, requests=min(T, 16))     # beyond 16, tokens share requests' caches
         t = ctx.time([lambda a=a: sparse_attn_decode(**a) for a in sets])
         tf = ctx.time([lambda a=a: sparse_decode_floor(**a) for a in sets])
+        tf1 = ctx.time([lambda a=a: sparse_decode_floor(**a, config=ONE_READ_CFG) for a in sets])
         tb = ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]])
         flops = 4 * T * 64 * 640 * HEAD_DIM
         ctx.row(case=f"T={T} context=64K", x=T, series="decode vs torch", time_s=t, baseline_s=tb,
                 baseline="torch reference (dequantize, attend)", bytes=_decode_bytes(T, 64, 640), flops=flops,
-                tokens=T, context=65_536, floor_s=tf, vs_floor=t / tf)
+                tokens=T, context=65_536, floor_s=tf, vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1)
     for context in ([16_384, 1 << 20] if ctx.quick else [16_384, 65_536, 262_144, 1 << 20]):
         sets = _decode_sets(ctx, 6, context, requests=1)
         t = ctx.time([lambda a=a: sparse_attn_decode(**a) for a in sets])
@@ -859,6 +903,7 @@ def _sparse_attention_aot_examples():
                             sparse_attn_decode(q, cache, e(T, 136), sink=sink, **kw)
                             if H == 64 and B == 64 and lens is None:
                                 sparse_decode_floor(q, cache, e(T, 136), sink=sink, **kw)
+                                sparse_decode_floor(q, cache, e(T, 136), sink=sink, **{**kw, "config": ONE_READ_CFG})
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every reduction tile (splits rounded up to a power of two)
         sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink, num_splits=S)
