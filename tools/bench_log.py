@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-recs = [(json.loads(p.read_text()), p) for p in (ROOT / "bench" / "results").glob("*.json") if not p.name.startswith("gpu_")]
+recs = [(json.loads(p.read_text()), p) for p in (ROOT / "bench" / "results").glob("*.json")]
+recs = [(r, p) for r, p in recs if "env" in r]          # harness records (not the standalone scripts' JSON)
 recs = sorted(recs, key=lambda rp: rp[0]["env"]["date"], reverse=True)
 for rec, p in recs:
     env = rec["env"]
