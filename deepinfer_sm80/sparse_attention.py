@@ -300,6 +300,7 @@ _DECODE_CFG = {8: [(1 << 62, (16, 32, 8, 1, 1), 2.0)], 16: [(1 << 62, (16, 32, 8
                **{H: [(2, (32, 16, 4, 1, 1), 2.0), (8, (32, 16, 4, 1, 1), 1.0), (1 << 62, (32, 16, 4, 1, 1), 2.0)]
                   for H in (32, 64, 128)}}
 _DECODE_WAVES = None       # overrides the table's waves (tuning)
+_DECODE_SMEM = 52 * 1024   # shared memory of one decode program, every table configuration (compile gate: <= 51 KB)
 
 
 def _decode_config(H: int, T: int) -> tuple[tuple, float]:
@@ -554,9 +555,13 @@ def decode_splits(T: int, head_blocks: int, n_blocks: int, sms: int, waves: floa
 
 
 @functools.lru_cache(maxsize=None)
-def _sm_count(device: torch.device) -> int:
+def _sm_count(device: torch.device) -> float:
+    """The SM count the split table's `waves` refer to: the SMs of an A100 or H200, which hold two decode
+    programs each (~51 KB of shared memory apiece), and half the SMs of a part that holds one (SM86:
+    100 KB of shared memory per SM), so that `waves = 2` means one round of resident programs on both."""
     if device.type == "cuda":
-        return device_info(device).sms
+        info = device_info(device)
+        return info.sms if (info.smem_per_block or 0) >= 2 * _DECODE_SMEM else info.sms / 2
     return 108 if device.type == "meta" else 8      # meta: an A100 (compile gate); CPU: small, to exercise splits
 
 def _decode_plan(q, swa_cache, swa_indices, compressed_cache, compressed_indices, num_splits, config):
