@@ -135,13 +135,53 @@ def split_sweep(ctx):
                 f"x{t / tf:.2f}  one-read floor (64 heads, {min(S1, 40)} splits) {tf1 * 1e6:7.2f}us")
 
 
+TWO_PASS_CFGS = json.loads(os.environ.get("SW_TWO_PASS", "null") or "null") or [
+    {}, dict(BLOCK_K=32, num_stages=4), dict(values_warps=4), dict(BLOCK_D=64, values_warps=4),
+    dict(num_stages=2, values_stages=2), dict(BLOCK_H=32), dict(BLOCK_N=32), dict(num_warps=8),
+    dict(BLOCK_K=32, num_stages=4, values_warps=4)]
+
+
+def two_pass_sweep(ctx):
+    "Prefill in two passes (scores, then values) per configuration (changes to `_TWO_PASS`), next to the fused kernel."
+    torch.manual_seed(4)
+    base = dict(sa._TWO_PASS)
+    for T in (1536, 8192):
+        kv = torch.randn(16_384 + T + 128, 512, device=DEV).bfloat16()
+        p = dict(q=torch.randn(T, 64, 512, device=DEV).bfloat16(), kv=kv,
+                 indices=sa.random_combined_rows(T, 512, 128, 16_384, 640, DEV), sink=torch.randn(64, device=DEV))
+        ref = sa.sparse_attn_prefill_ref(p["q"][:64], kv, p["indices"][:64], p["sink"])
+        fl = 4 * T * 64 * 640 * 512
+        t = ctx.time([lambda: sa.sparse_attn_prefill(**p, method="fused")])
+        REC.setdefault("two_pass", []).append(dict(T=T, method="fused", time_us=t * 1e6, tflops=fl / t / 1e12))
+        log(f"prefill T={T} fused {t * 1e6:9.1f}us {fl / t / 1e12:6.1f}TF")
+        for cfg in TWO_PASS_CFGS if T == 1536 else TWO_PASS_CFGS[:1]:
+            if left() < 10:
+                REC["errors"].append("two-pass sweep cut short (time)")
+                return
+            sa._TWO_PASS.clear(); sa._TWO_PASS.update(base, **cfg)
+            try:
+                err = rel_err(sa.sparse_attn_prefill(p["q"][:64], kv, p["indices"][:64], p["sink"], method="two_pass"), ref)
+                t = ctx.time([lambda: sa.sparse_attn_prefill(**p, method="two_pass")])
+            except Exception as e:
+                REC["errors"].append(f"two-pass {cfg}: {e!r}"[:500])
+                log("ERROR", cfg, repr(e)[:300])
+                continue
+            finally:
+                sa._TWO_PASS.clear(); sa._TWO_PASS.update(base)
+            r = dict(T=T, method="two_pass", cfg=cfg, rel_err=err, time_us=t * 1e6, tflops=fl / t / 1e12,
+                     frac_triton=fl / t / ctx.limits["tensor_rate_triton"], frac_torch=fl / t / ctx.limits["tensor_rate_torch"])
+            REC["two_pass"].append(r)
+            log(f"prefill T={T} two-pass {str(cfg):50s} err {err:.1e} {t * 1e6:9.1f}us {r['tflops']:6.1f}TF "
+                f"{100 * r['frac_triton']:5.1f}% triton {100 * r['frac_torch']:5.1f}% torch")
+
+
 def main():
     limits = measure_limits(quick=True)
     REC["limits"] = limits
     log(f"{REC['gpu']} limits: copy {limits['copy_bw'] / 1e12:.2f} TB/s, bf16 {limits['tensor_rate_torch'] / 1e12:.0f} "
         f"torch / {limits['tensor_rate_triton'] / 1e12:.0f} triton TFLOP/s")
     ctx = BenchContext(quick=True, isa=MODE, limits=limits)
-    parts = dict(prefill=prefill_sweep, decode=decode_sweep, splits=split_sweep)
+    parts = dict(prefill=prefill_sweep, decode=decode_sweep, splits=split_sweep, two_pass=two_pass_sweep)
     for name in os.environ.get("SW_PARTS", "prefill decode").split():
         fn = parts[name]
         try:

@@ -271,8 +271,10 @@ allow_shared_memory("_sparse_attn_prefill_kernel", 57 * 1024,
 
 def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor, sink: torch.Tensor,
                         lens: torch.Tensor | None = None, scale: float | None = None,
-                        out: torch.Tensor | None = None, config: tuple | None = None) -> torch.Tensor:
-    "Sparse MLA prefill: q [T, H, 512] over rows `indices` [T, W] of the bf16 workspace kv [S, 512]."
+                        out: torch.Tensor | None = None, config: tuple | None = None,
+                        method: str | None = None) -> torch.Tensor:
+    """Sparse MLA prefill: q [T, H, 512] over rows `indices` [T, W] of the bf16 workspace kv [S, 512].
+    `method`: "two_pass" (scores, then values; the default) or "fused" (one kernel, online softmax)."""
     T, H, scale = _check_common(q, sink, out, scale)
     check_tensor("kv", kv, dtype=torch.bfloat16, shape=(None, HEAD_DIM))
     _check_rows("indices", indices, T)
@@ -286,11 +288,123 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
     out = torch.empty_like(q) if out is None else out
     if T == 0:
         return out
+    method = method or ("fused" if config else _PREFILL_METHOD)     # `config` is a fused-kernel tile
+    if method == "two_pass":
+        return _prefill_two_pass(q, kv, indices, sink, lens, scale, out)
+    if method != "fused":
+        raise InputError(f"method must be 'fused' or 'two_pass', got {method!r}")
     BH, BN, warps, stages, prefetch = config or _PREFILL_CFG[H]
     launch(_sparse_attn_prefill_kernel, (T, triton.cdiv(H, BH)), q, kv, indices, sink, lens, out,
            H, kv.shape[0], indices.shape[1], indices.stride(0), scale * LOG2E,
            HAS_LENS=lens is not None, BLOCK_H=BH, BLOCK_N=BN, TRANS_S=BH > BN, D=HEAD_DIM, DC=_DC,
            PREFETCH=prefetch, DOT_F32=interpreting(), num_warps=warps, num_stages=stages)
+    return out
+
+# %% ../nbs/03c_sparse_attention.ipynb #b474f791
+# tuned on the H200, SM80 ISA (bench/gpu_sparse_sweep.py, SW_PARTS=two_pass): T = 1,536 in 703 us, against 966 us
+# with 8 warps for the values pass and 1,029 us for the fused kernel
+_TWO_PASS = dict(BLOCK_N=64, BLOCK_K=64, BLOCK_D=128, BLOCK_H=64, num_warps=4, num_stages=3, values_warps=4,
+                 values_stages=3)
+_PREFILL_METHOD = "two_pass"
+_SCRATCH_BYTES = 128 << 20          # probabilities buffer per chunk of tokens
+
+
+@triton.jit
+def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr,
+                               H, n_rows, n_idx, idx_stride, w_pad, n_tiles, qk_scale,
+                               HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
+                               BLOCK_K: tl.constexpr, D: tl.constexpr, DOT_F32: tl.constexpr):
+    jt = tl.program_id(0)
+    t = tl.program_id(1).to(tl.int64)
+    h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
+    hmask = h < H
+    n = n_idx
+    if HAS_LENS:
+        n = tl.minimum(tl.load(lens_ptr + t), n_idx)
+    j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
+    idx = tl.load(idx_ptr + t * idx_stride + j, mask=j < n, other=-1)
+    valid = (idx >= 0) & (idx < n_rows)
+    r = tl.where(valid, idx, 0).to(tl.int64)
+    k = tl.arange(0, BLOCK_K)
+    s = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
+    for k0 in range(0, D, BLOCK_K):
+        qc = tl.load(q_ptr + (t * H + h)[:, None] * D + k0 + k[None, :], mask=hmask[:, None], other=0.0)
+        kc = tl.load(kv_ptr + r[None, :] * D + k0 + k[:, None], mask=valid[None, :], other=0.0)   # K^T chunk
+        if DOT_F32:
+            qc, kc = qc.to(tl.float32), kc.to(tl.float32)
+        s = tl.dot(qc, kc, s)
+    s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+    m = tl.max(s, 1)
+    m = tl.where(m == float("-inf"), -1.0e30, m)            # a tile with no valid key: p = 0, l = 0
+    p = tl.exp2(s - m[:, None])
+    row = t * H + h
+    tl.store(p_ptr + row[:, None] * w_pad + j[None, :], _to_bf16(p, DOT_F32), mask=hmask[:, None])
+    tl.store(ml_ptr + (row * n_tiles + jt) * 2, m, mask=hmask)
+    tl.store(ml_ptr + (row * n_tiles + jt) * 2 + 1, tl.sum(p, 1), mask=hmask)
+
+
+@triton.jit
+def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_ptr, out_ptr,
+                               H, n_rows, n_idx, idx_stride, w_pad, n_tiles,
+                               HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
+                               BLOCK_D: tl.constexpr, TILES: tl.constexpr, D: tl.constexpr,
+                               DOT_F32: tl.constexpr):
+    db = tl.program_id(0)
+    t = tl.program_id(1).to(tl.int64)
+    h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
+    hmask = h < H
+    row = t * H + h
+    n = n_idx
+    if HAS_LENS:
+        n = tl.minimum(tl.load(lens_ptr + t), n_idx)
+    # the softmax's max and sum from the tiles' (m_j, l_j) and the sink
+    jj = tl.arange(0, TILES)
+    tmask = hmask[:, None] & (jj < n_tiles)[None, :]
+    mt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2, mask=tmask, other=-1.0e30)
+    lt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2 + 1, mask=tmask, other=0.0)
+    sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
+    m = tl.maximum(tl.max(mt, 1), sink)
+    l = tl.sum(lt * tl.exp2(mt - m[:, None]), 1) + tl.exp2(sink - m)
+    inv_l = tl.where(l > 0, 1.0 / l, 0.0)
+    d = db * BLOCK_D + tl.arange(0, BLOCK_D)
+    acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
+    for jt in range(0, tl.cdiv(n, BLOCK_N)):
+        j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
+        idx = tl.load(idx_ptr + t * idx_stride + j, mask=j < n, other=-1)
+        valid = (idx >= 0) & (idx < n_rows)
+        r = tl.where(valid, idx, 0).to(tl.int64)
+        p = tl.load(p_ptr + row[:, None] * w_pad + j[None, :], mask=hmask[:, None], other=0.0)
+        v = tl.load(kv_ptr + r[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
+        if DOT_F32:
+            p, v = p.to(tl.float32), v.to(tl.float32)
+        f = tl.exp2(tl.load(ml_ptr + (row * n_tiles + jt) * 2, mask=hmask, other=-1.0e30) - m) * inv_l  # tile's share
+        acc += tl.dot(p, v) * f[:, None]
+    tl.store(out_ptr + row[:, None] * D + d[None, :], _to_bf16(acc, DOT_F32), mask=hmask[:, None])
+
+
+def _prefill_two_pass(q, kv, indices, sink, lens, scale, out):
+    T, H = q.shape[0], q.shape[1]
+    cfg = _TWO_PASS
+    BN, BH = cfg["BLOCK_N"], max(16, min(cfg["BLOCK_H"], triton.next_power_of_2(H)))   # MMA: >= 16 rows
+    W = indices.shape[1]
+    n_tiles = max(1, triton.cdiv(W, BN))
+    w_pad = n_tiles * BN
+    chunk = max(1, min(T, _SCRATCH_BYTES // (H * w_pad * 2)))
+    p = torch.empty(chunk, H, w_pad, dtype=torch.bfloat16, device=q.device)
+    ml = torch.empty(chunk, H, n_tiles, 2, dtype=torch.float32, device=q.device)
+    hb = triton.cdiv(H, BH)
+    consts = dict(HAS_LENS=lens is not None, BLOCK_H=BH, BLOCK_N=BN, D=HEAD_DIM, DOT_F32=interpreting())
+    for t0 in range(0, T, chunk):
+        t1 = min(T, t0 + chunk)
+        ln = None if lens is None else lens[t0:t1]
+        idx = indices[t0:t1]
+        launch(_sparse_attn_scores_kernel, (n_tiles, t1 - t0, hb), q[t0:t1], kv, idx, ln, p, ml,
+               H, kv.shape[0], W, indices.stride(0), w_pad, n_tiles, scale * LOG2E, BLOCK_K=cfg["BLOCK_K"],
+               num_warps=cfg["num_warps"], num_stages=cfg["num_stages"], **consts)
+        launch(_sparse_attn_values_kernel, (HEAD_DIM // cfg["BLOCK_D"], t1 - t0, hb), p, ml, kv, idx, ln, sink,
+               out[t0:t1], H, kv.shape[0], W, indices.stride(0), w_pad, n_tiles, BLOCK_D=cfg["BLOCK_D"],
+               TILES=triton.next_power_of_2(n_tiles), num_warps=cfg["values_warps"], num_stages=cfg["values_stages"],
+               **consts)
     return out
 
 # %% ../nbs/03c_sparse_attention.ipynb #6a5ed111
@@ -892,8 +1006,9 @@ def _sparse_attention_aot_examples():
     for H in SUPPORTED_HEADS:
         sink = e(H, dt=torch.float32)
         for lens in (None, e(1536)):
-            sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
-                                e(1536, 640), sink, lens)
+            for method in ("two_pass", "fused"):
+                sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
+                                    e(1536, 640), sink, lens, method=method)
         for _, cfg, _ in _DECODE_CFG[H]:
             for B in ((16, 32, 64) if H == 64 else (64,)):
                 cache = e(4096, KV.block_stride(B), dt=torch.uint8)
