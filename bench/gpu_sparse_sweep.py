@@ -8,7 +8,9 @@ Parts (SW_PARTS, default "prefill decode"):
   decode   every tile configuration and split target at 6, 24 and 256 tokens (64 heads, 64K context,
            CUDA-graph replays over L2-rotated inputs), next to the read-only floor of the same plan;
   splits   decode time per explicit split count (1..1,000+ programs) for one tile (SW_SPLIT_CFG), with
-           the floor of the same plan and the floor of a 64-head plan, which reads each record once.
+           the floor of the same plan and the floor of a 64-head plan, which reads each record once;
+  two_pass the two-pass prefill per configuration (changes to `_TWO_PASS`, SW_TWO_PASS as JSON) next to
+           the fused kernel, at T = 1536 (and the default at T = 8192).
 Writes sparse_sweep-<mode>.json to $OUT (or /tmp). SW_BUDGET_S bounds the wall time (default 200 s).
 (The sweep of 2026-11-29 20:40 also compared the fp32 and PTX FP8 decodes and a lazy rescaling of the
 accumulators, through knobs removed since: bench/results/sparse_sweep-sm80-20261129-2040.json.)

@@ -279,6 +279,9 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
     check_tensor("kv", kv, dtype=torch.bfloat16, shape=(None, HEAD_DIM))
     _check_rows("indices", indices, T)
     _check_lens("lens", lens, T)
+    method = method or ("fused" if config else _PREFILL_METHOD)     # `config` is a fused-kernel tile
+    if method not in ("two_pass", "fused"):
+        raise InputError(f"method must be 'two_pass' or 'fused', got {method!r}")
     backend = select_backend(*[x for x in (q, kv, indices, sink, lens, out) if x is not None])
     if backend in ("torch", "interpreter"):
         _check_range("indices", indices, lens, kv.shape[0])
@@ -288,11 +291,8 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
     out = torch.empty_like(q) if out is None else out
     if T == 0:
         return out
-    method = method or ("fused" if config else _PREFILL_METHOD)     # `config` is a fused-kernel tile
     if method == "two_pass":
         return _prefill_two_pass(q, kv, indices, sink, lens, scale, out)
-    if method != "fused":
-        raise InputError(f"method must be 'fused' or 'two_pass', got {method!r}")
     BH, BN, warps, stages, prefetch = config or _PREFILL_CFG[H]
     launch(_sparse_attn_prefill_kernel, (T, triton.cdiv(H, BH)), q, kv, indices, sink, lens, out,
            H, kv.shape[0], indices.shape[1], indices.stride(0), scale * LOG2E,
