@@ -144,6 +144,23 @@ def _load_chunks(ptr, rows, mask, D: tl.constexpr, DC: tl.constexpr, TRANS: tl.c
 
 
 @triton.jit
+def _token_len(lens_ptr, t, n_idx, HAS_LENS: tl.constexpr):
+    "Entries of token t's index row to read: the row width, or lens[t] when smaller."
+    n = n_idx
+    if HAS_LENS:
+        n = tl.minimum(tl.load(lens_ptr + t), n_idx)
+    return n
+
+
+@triton.jit
+def _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows):
+    "Which entries j of token t's index row are valid keys, and their workspace rows (int64; 0 where not)."
+    idx = tl.load(idx_ptr + t * idx_stride + j, mask=j < n, other=-1)
+    valid = (idx >= 0) & (idx < n_rows)
+    return valid, tl.where(valid, idx, 0).to(tl.int64)
+
+
+@triton.jit
 def _block_probs(qs, ks, valid, m_i, qk_scale, TRANS_S: tl.constexpr):
     "Probabilities exp2(s - m_new) [BLOCK_H, BLOCK_N] of one key block and the new running max."
     if TRANS_S:                                   # S^T = K Q^T [BLOCK_N, BLOCK_H]: warps split the heads
@@ -233,9 +250,7 @@ def _sparse_attn_prefill_kernel(q_ptr, kv_ptr, idx_ptr, sink_ptr, lens_ptr, out_
     hmask = h < H
     rows = t * H + h
     qs = _load_chunks(q_ptr, rows, hmask, D, DC, TRANS_S, DOT_F32)
-    n = n_idx
-    if HAS_LENS:
-        n = tl.minimum(tl.load(lens_ptr + t), n_idx)
+    n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
     m_i = tl.full([BLOCK_H], -1.0e30, tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     accs = _zero_chunks(BLOCK_H, D, DC)
@@ -318,13 +333,9 @@ def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr,
     t = tl.program_id(1).to(tl.int64)
     h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
     hmask = h < H
-    n = n_idx
-    if HAS_LENS:
-        n = tl.minimum(tl.load(lens_ptr + t), n_idx)
+    n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
     j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
-    idx = tl.load(idx_ptr + t * idx_stride + j, mask=j < n, other=-1)
-    valid = (idx >= 0) & (idx < n_rows)
-    r = tl.where(valid, idx, 0).to(tl.int64)
+    valid, r = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows)
     k = tl.arange(0, BLOCK_K)
     s = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
     for k0 in range(0, D, BLOCK_K):
@@ -354,9 +365,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
     hmask = h < H
     row = t * H + h
-    n = n_idx
-    if HAS_LENS:
-        n = tl.minimum(tl.load(lens_ptr + t), n_idx)
+    n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
     # the softmax's max and sum from the tiles' (m_j, l_j) and the sink
     jj = tl.arange(0, TILES)
     tmask = hmask[:, None] & (jj < n_tiles)[None, :]
@@ -370,9 +379,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
     for jt in range(0, tl.cdiv(n, BLOCK_N)):
         j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
-        idx = tl.load(idx_ptr + t * idx_stride + j, mask=j < n, other=-1)
-        valid = (idx >= 0) & (idx < n_rows)
-        r = tl.where(valid, idx, 0).to(tl.int64)
+        valid, r = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows)
         p = tl.load(p_ptr + row[:, None] * w_pad + j[None, :], mask=hmask[:, None], other=0.0)
         v = tl.load(kv_ptr + r[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
         if DOT_F32:
