@@ -5,7 +5,7 @@
 # %% ../nbs/90_bench.ipynb #14121941
 from __future__ import annotations
 
-from .core import device_info, launch, package_modules, aot_examples
+from .core import BENCHMARKS, aot_examples, device_info, launch, package_modules
 import argparse
 import datetime as _dt
 import importlib
@@ -25,19 +25,9 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['BENCHMARKS', 'VLLM_MODULES', 'HOPPER_ONLY_SASS', 'AMPERE_SASS', 'RESULTS_DIR', 'ISA_LABEL', 'benchmark', 'time_calls',
-           'vllm_op', 'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins', 'markdown_table',
-           'load_results', 'plot_results', 'run_benchmark', 'main']
-
-# %% ../nbs/90_bench.ipynb #533e6356
-BENCHMARKS: dict[str, tuple[Callable, str]] = {}
-
-def benchmark(name: str, description: str = ""):
-    "Register `fn(ctx)` as the benchmark `name`."
-    def deco(fn):
-        BENCHMARKS[name] = (fn, description)
-        return fn
-    return deco
+__all__ = ['VLLM_MODULES', 'HOPPER_ONLY_SASS', 'AMPERE_SASS', 'RESULTS_DIR', 'ISA_LABEL', 'HEADLINES', 'time_calls', 'vllm_op',
+           'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins', 'markdown_table', 'load_results',
+           'latest_results', 'summary_table', 'plot_results', 'headline_table', 'run_benchmark', 'main']
 
 # %% ../nbs/90_bench.ipynb #10fb523f
 def _median_event_time(run: Callable[[], None], reps: int) -> float:
@@ -178,6 +168,7 @@ class BenchContext:
     isa: str
     limits: dict
     rows: list = field(default_factory=list)
+    x_label: str | None = None          # what a row's `x` is, for the plots (e.g. "tokens T")
     _methods: list = field(default_factory=list)
 
     @property
@@ -186,6 +177,10 @@ class BenchContext:
     def copy_bw(self) -> float: return self.limits["copy_bw"]
     @property
     def tensor_rate(self) -> float: return self.limits["tensor_rate_torch"]
+
+    def vllm_op(self, name: str):
+        "vLLM's kernel `name` when vLLM is importable (else None), and a note saying which or why not."
+        return vllm_op(name)
 
     def n_sets(self, bytes_per_set: int, cap: int = 16) -> int:
         "Input sets to rotate so that their total is at least 3x the L2 cache."
@@ -266,12 +261,36 @@ def load_results(name: str, results_dir: str | Path | None = None) -> list[dict]
     return [json.loads(p.read_text()) for p in sorted(d.glob(f"{name}-*.json"))]
 
 
-def plot_results(name: str, x: str = "x", results_dir: str | Path | None = None, metric: str = "frac_copy_bw"):
+def latest_results(name: str, results_dir: str | Path | None = None) -> dict[str, dict]:
+    "The newest committed record of benchmark `name` per instruction-set mode ({'native': rec, 'sm80': rec})."
+    latest = {}
+    for r in load_results(name, results_dir): latest[r["env"]["isa"]] = r
+    return latest
+
+
+def summary_table(name: str, results_dir: str | Path | None = None, cases: list[str] | None = None) -> str:
+    "Markdown table of the newest record per mode: time, baseline, speedup and fraction of the limit per case."
+    latest = latest_results(name, results_dir)
+    if not latest:
+        return f"(no records of {name!r} yet: run `python -m deepinfer_sm80.bench {name}` on a GPU)"
+    lines = ["| case | mode | date | time (us) | baseline (us) | speedup | % copy BW | % tensor (same-ISA Triton) |",
+             "|---|---|---|---|---|---|---|---|"]
+    f = lambda v, fmt: "" if v is None else format(v, fmt)
+    for isa, rec in latest.items():
+        for r in rec["rows"]:
+            if cases and r["case"] not in cases: continue
+            lines.append(f"| {r['case']} | {isa} | {rec['env']['date'][:10]} | {r['time_s'] * 1e6:.2f} | "
+                         f"{f(r.get('baseline_s') and r['baseline_s'] * 1e6, '.1f')} | {f(r.get('speedup'), '.1f')} | "
+                         f"{f(r.get('frac_copy_bw') and 100 * r['frac_copy_bw'], '.0f')} | "
+                         f"{f(r.get('frac_tensor_triton') and 100 * r['frac_tensor_triton'], '.0f')} |")
+    return "\n".join(lines)
+
+
+def plot_results(name: str, x: str = "x", results_dir: str | Path | None = None, metric: str = "frac_copy_bw",
+                 xlabel: str | None = None):
     "Plot the newest record of `name` per ISA mode: time and fraction of the limit against `x`."
     import matplotlib.pyplot as plt
-    recs = load_results(name, results_dir)
-    latest = {}
-    for r in recs: latest[r["env"]["isa"]] = r
+    latest = latest_results(name, results_dir)
     if not latest:
         print(f"no results for {name!r} yet: run `python -m deepinfer_sm80.bench {name}` on a GPU")
         return None
@@ -287,20 +306,69 @@ def plot_results(name: str, x: str = "x", results_dir: str | Path | None = None,
             if any("baseline_s" in r for r in rows):
                 ax1.plot(xs, [r.get("baseline_s", float("nan")) * 1e6 for r in rows], "x--", label=f"baseline, {lab}")
             ax2.plot(xs, [100 * r.get(metric, float("nan")) for r in rows], "o-", label=lab)
-    ax1.set(xlabel=x, ylabel="time per call (us)", title=f"{name}: time", xscale="log", yscale="log")
-    ax2.set(xlabel=x, ylabel="% of measured " + ("copy bandwidth" if metric == "frac_copy_bw" else "tensor rate"),
+    xlabel = xlabel or next(iter(latest.values())).get("x_label") or x
+    ax1.set(xlabel=xlabel, ylabel="time per call (us)", title=f"{name}: time", xscale="log", yscale="log")
+    ax2.set(xlabel=xlabel, ylabel="% of measured " + ("copy bandwidth" if metric == "frac_copy_bw" else "tensor rate"),
             title=f"{name}: fraction of the limit", xscale="log", ylim=(0, 105))
     for a in (ax1, ax2): a.grid(alpha=0.3); a.legend(fontsize=7)
     fig.tight_layout()
     return fig
 
+# %% ../nbs/90_bench.ipynb #506aa84a
+HEADLINES = (   # (kernel, benchmark, case, shape shown, limit: copy | tensor | floor)
+    ("`dequantize_and_gather_k_cache`", "kv_gather", "R=4 context=49152", "4 requests x 48K tokens", "copy"),
+    ("`dequantize_and_gather_k_cache`", "kv_gather", "R=1 context=16384", "1 request x 16K tokens", "copy"),
+    ("`quantize_and_insert_k_cache`", "kv_insert", "T=65536", "64K tokens", "copy"),
+    ("`quantize_and_insert_k_cache`", "kv_insert", "T=1536", "1,536 tokens", "copy"),
+    ("`combine_topk_swa_indices`", "combine_indices", "prefill r2 T=1536", "T = 1536, ratio 2", "copy"),
+    ("`sparse_attn_decode`", "sparse_decode", "T=1 context=64K", "1 token, 64 heads", "floor"),
+    ("`sparse_attn_decode`", "sparse_decode", "T=6 context=64K", "6 tokens", "floor"),
+    ("`sparse_attn_decode`", "sparse_decode", "T=24 context=64K", "24 tokens", "floor"),
+    ("`sparse_attn_decode`", "sparse_decode", "T=256 context=64K", "256 tokens", "tensor"),
+    ("`sparse_attn_prefill`", "sparse_prefill", "T=1536", "T = 1536, 64 heads, 640 keys", "tensor"),
+    ("`sparse_attn_prefill`", "sparse_prefill", "T=8192", "T = 8192", "tensor"),
+)
+
+
+def _limit_text(r: dict, limit: str) -> str:
+    if limit == "copy" and r.get("frac_copy_bw") is not None:
+        return f"{100 * r['frac_copy_bw']:.0f}%"
+    if limit == "tensor" and r.get("frac_tensor_triton") is not None:
+        return f"{100 * r['frac_tensor_triton']:.0f}%"
+    if limit == "floor" and r.get("vs_one_read_floor") is not None:
+        return f"{r['vs_one_read_floor']:.2f}x"
+    return "-"
+
+
+def headline_table(headlines=HEADLINES, results_dir: str | Path | None = None) -> str:
+    "The README/BENCHMARKS table: newest native and SM80-ISA record of each headline case, side by side."
+    limit_name = {"copy": "% of measured copy bandwidth", "tensor": "% of the same-ISA Triton GEMM rate",
+                  "floor": "x a kernel that only reads each record once"}
+    lines = ["| kernel | shape | time, native / SM80 ISA (us) | vs PyTorch reference | limit | native / SM80 ISA | records |",
+             "|---|---|---|---|---|---|---|"]
+    for kernel, name, case, shape, limit in headlines:
+        latest = latest_results(name, results_dir)
+        rows = {isa: next((r for r in rec["rows"] if r["case"] == case), None) for isa, rec in latest.items()}
+        pick = [rows.get(isa) for isa in ("native", "sm80")]
+        if not any(pick):
+            lines.append(f"| {kernel} | {shape} | no record | | | | |")
+            continue
+        cell = lambda fn: " / ".join("-" if r is None else fn(r) for r in pick)
+        dates = ", ".join(sorted({latest[isa]["env"]["date"][:10] for isa in latest if rows.get(isa)}))
+        times = cell(lambda r: format(r["time_s"] * 1e6, ".1f"))
+        speedups = cell(lambda r: format(r["speedup"], ".1f") + "x" if r.get("speedup") else "-")
+        limits = cell(lambda r: _limit_text(r, limit))
+        lines.append(f"| {kernel} | {shape} | {times} | {speedups} | {limit_name[limit]} | {limits} | `{name}`, {dates} |")
+    return "\n".join(lines)
+
 # %% ../nbs/90_bench.ipynb #dc62c677
 def run_benchmark(name: str, quick: bool, isa: str, out_dir: Path, limits: dict | None = None) -> dict:
-    fn, desc = importlib.import_module("deepinfer_sm80.bench").BENCHMARKS[name]
+    fn, desc = BENCHMARKS[name]
     limits = limits or measure_limits(quick)
     ctx = BenchContext(quick=quick, isa=isa, limits=limits)
     fn(ctx)
     rec = dict(name=name, description=desc, quick=quick, env=_environment(isa), limits=limits, rows=ctx.rows)
+    if ctx.x_label: rec["x_label"] = ctx.x_label
     if isa == "sm80":
         rec["sass_check"] = scan_cubins(os.environ["TRITON_CACHE_DIR"])
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
@@ -331,9 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                    TRITON_CACHE_DIR=os.environ.get("DEEPINFER_SM80_CACHE", "/tmp/deepinfer-triton-sm80"))
         return subprocess.call([sys.executable, "-m", "deepinfer_sm80.bench", *(argv if argv is not None else sys.argv[1:])], env=env)
     package_modules()
-    # Under `python -m`, this file runs as __main__ while kernel modules register with the importable
-    # deepinfer_sm80.bench: read the registry from there.
-    registry = importlib.import_module("deepinfer_sm80.bench").BENCHMARKS
+    registry = BENCHMARKS
     if a.list:
         for n, (_, d) in sorted(registry.items()): print(f"{n:24s} {d}")
         return 0

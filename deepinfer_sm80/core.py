@@ -17,10 +17,10 @@ import triton
 
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
-           'SELFTESTS', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
-           'UnsupportedDeviceError', 'check_tensor', 'interpreting', 'select_backend', 'LaunchRecord', 'aot_examples',
-           'allow_shared_memory', 'recording', 'launch', 'selftest', 'package_modules', 'rel_err', 'bitwise_equal',
-           'test_device', 'poison_']
+           'SELFTESTS', 'BENCHMARKS', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info',
+           'InputError', 'UnsupportedDeviceError', 'check_tensor', 'interpreting', 'select_backend', 'LaunchRecord',
+           'aot_examples', 'allow_shared_memory', 'recording', 'launch', 'selftest', 'benchmark', 'package_modules',
+           'rel_err', 'bitwise_equal', 'test_device', 'poison_']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class KVRecordLayout:
 
 @dataclass(frozen=True)
 class ModelConstants:
-    "Kernel-facing constants of DeepSeek-V4.1-Flash (SPEC section 3)."
+    "Kernel-facing constants of DeepSeek-V4.1-Flash (checked against the bundled config.json below)."
     n_heads: int = 64
     window: int = 128
     topk: int = 512
@@ -85,7 +85,7 @@ GPUS: dict[str, GpuSpec] = {g.key: g for g in [
     GpuSpec("a100-40gb", "A100-SXM4-40GB", (8, 0), 108, 40.0, 1.555, 312.0, 164, 163, "nvlink3-600"),
     GpuSpec("a800-80gb", "A800-SXM4-80GB", (8, 0), 108, 80.0, 2.039, 312.0, 164, 163, "nvlink3-400"),
     GpuSpec("ga100-64gb", "GA100 64GB", (8, 0), 74, 64.0, 1.6, 214.0, 164, 163, "nvlink3-400",
-            "bandwidth marked (check) in SPEC section 2; interconnect assumed A800-like"),
+            "a China-market part without a public datasheet: bandwidth estimated; interconnect assumed A800-like"),
     GpuSpec("rtx3090", "GeForce RTX 3090", (8, 6), 82, 24.0, 0.936, 71.0, 100, 99, "pcie4"),
     GpuSpec("rtxa6000", "RTX A6000", (8, 6), 84, 47.99, 0.768, 155.0, 100, 99, "pcie4"),
     GpuSpec("a40", "A40", (8, 6), 84, 44.99, 0.696, 149.7, 100, 99, "pcie4", "ECC on"),
@@ -292,6 +292,8 @@ def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, **const
 
 # %% ../nbs/00_core.ipynb #57af3a66
 SELFTESTS: dict[str, Callable[[torch.device], str]] = {}
+BENCHMARKS: dict[str, tuple[Callable, str]] = {}
+
 
 def selftest(name: str):
     "Register a self-test `fn(device) -> str` under `name`."
@@ -301,16 +303,29 @@ def selftest(name: str):
     return deco
 
 
+def benchmark(name: str, description: str = ""):
+    "Register `fn(ctx)` as the benchmark `name` (`ctx` is a `bench.BenchContext`)."
+    def deco(fn):
+        BENCHMARKS[name] = (fn, description)
+        return fn
+    return deco
+
+
+_TOOLS = ("deepinfer_sm80.cli", "deepinfer_sm80.sm80check")
+
+
 def package_modules() -> list[str]:
-    "Import every module of the package (so kernels, self-tests and benchmarks register) and list them."
+    "Import every module of the package (so kernels, self-tests, gate examples and benchmarks register) and list them."
     import importlib, pkgutil
     import deepinfer_sm80
     names = []
-    for m in pkgutil.iter_modules(deepinfer_sm80.__path__):
-        if m.name.startswith("_") or m.name in ("sm80check", "cli"): continue
-        importlib.import_module(f"deepinfer_sm80.{m.name}")
-        names.append(m.name)
+    for m in pkgutil.walk_packages(deepinfer_sm80.__path__, "deepinfer_sm80."):
+        leaf = m.name.rsplit(".", 1)[-1]
+        if leaf.startswith("_") or m.name in _TOOLS: continue
+        importlib.import_module(m.name)
+        names.append(m.name.removeprefix("deepinfer_sm80."))
     return names
+
 
 # %% ../nbs/00_core.ipynb #2a9d5eda
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:

@@ -5,6 +5,8 @@ both, cannot be installed on our machines).
     python tools/docs.py site     # execute the notebooks on this machine (GPU-only cells skipped) and
                                   # build the MkDocs Material site in site/
     python tools/docs.py check    # open the built site in headless Chromium: pages render, plots present
+    python tools/docs.py tables   # the results tables of nbs/index.ipynb and docs/BENCHMARKS.md, and the run
+                                  # log of docs/BENCHMARKS.md, regenerated from bench/results
 """
 import argparse
 import os
@@ -86,6 +88,51 @@ def site(execute: bool = True) -> None:
     print(f"site built in {SITE}")
 
 
+def _between(text: str, tag: str, body: str) -> str:
+    "Replace what lies between `<!-- tag:begin -->` and `<!-- tag:end -->` in `text` with `body`."
+    begin, end = f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
+    a, b = text.index(begin) + len(begin), text.index(end)
+    return text[:a] + "\n" + body.strip() + "\n" + text[b:]
+
+
+def run_log() -> str:
+    "Every harness record in bench/results, newest first: what ran, where, with which limits, and its table."
+    import json
+    recs = [(json.loads(p.read_text()), p) for p in (ROOT / "bench" / "results").glob("*.json")]
+    recs = sorted([(r, p) for r, p in recs if "env" in r], key=lambda rp: rp[0]["env"]["date"], reverse=True)
+    out = []
+    for rec, p in recs:
+        env, lim = rec["env"], rec["limits"]
+        sass = ""
+        if "sass_check" in rec:
+            found = any(v["hopper_only"] for v in rec["sass_check"].values())
+            sass = f"; SASS check: {'FOUND' if found else 'no'} Hopper-only instructions in {len(rec['sass_check'])} cubins"
+        out.append(f"#### {rec['name']}: {env['isa_label']}, {env['date']}\n\n"
+                   f"`{p.relative_to(ROOT)}`; {env['gpu']}, torch {env['torch']}, triton {env['triton']}; command "
+                   f"`python -m deepinfer_sm80.bench {rec['name']}{' --quick' if rec.get('quick') else ''}"
+                   f"{' --isa sm80' if env['isa'] == 'sm80' else ''}`; measured limits: copy {lim['copy_bw'] / 1e12:.2f} "
+                   f"TB/s, bf16 {lim['tensor_rate_torch'] / 1e12:.0f} TFLOP/s (torch), "
+                   f"{lim['tensor_rate_triton'] / 1e12:.0f} TFLOP/s (Triton, this ISA){sass}\n\n"
+                   + p.with_suffix(".md").read_text().split("\n\n", 2)[-1].strip() + "\n")
+    return "\n".join(out)
+
+
+def tables() -> None:
+    "Regenerate the results tables and the run log from bench/results (numbers live only in the records)."
+    import nbformat
+    from deepinfer_sm80.bench import headline_table
+    table = headline_table()
+    nb = nbformat.read(NBS / "index.ipynb", as_version=4)
+    for cell in nb.cells:
+        if "<!-- results:begin -->" in cell.source:
+            cell.source = _between(cell.source, "results", table)
+    nbformat.write(nb, NBS / "index.ipynb")
+    bm = ROOT / "docs" / "BENCHMARKS.md"
+    text = _between(bm.read_text(), "results", table)
+    bm.write_text(_between(text, "runlog", run_log()))
+    readme()
+
+
 def check() -> None:
     """Render pages in headless Chromium; fail unless the index and a subsystem page show their content and plots."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -125,7 +172,7 @@ def check() -> None:
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["readme", "site", "check"])
+    p.add_argument("what", choices=["readme", "site", "check", "tables"])
     p.add_argument("--no-execute", action="store_true")
     a = p.parse_args()
-    {"readme": readme, "site": lambda: site(not a.no_execute), "check": check}[a.what]()
+    {"readme": readme, "site": lambda: site(not a.no_execute), "check": check, "tables": tables}[a.what]()
