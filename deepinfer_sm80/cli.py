@@ -52,7 +52,7 @@ def check_main(argv: list[str] | None = None) -> int:
 # %% ../nbs/92_cli.ipynb #2366973d
 COMMANDS = {
     "check": ("deepinfer_sm80.cli", "check_main", "environment report and a self-test of every kernel"),
-    "plan": ("deepinfer_sm80.topology", "plan_main", "memory and latency planner for TP x PP layouts"),
+    "plan": ("deepinfer_sm80.plan.cli", "plan_main", "memory and latency planner for TP x PP layouts"),
     "bench": ("deepinfer_sm80.bench", "main", "GPU benchmarks (JSON, table, plot)"),
     "gate": ("deepinfer_sm80.sm80check", "main", "compile every kernel for sm_80/sm_86 and check resources"),
 }
