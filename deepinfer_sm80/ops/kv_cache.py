@@ -7,17 +7,20 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .. import core as _core
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
 import torch
 import triton
 import triton.language as tl
-from .fp8 import e4m3_encode_ref, e4m3_scale_exponent, e4m3_to_f32, f32_to_e4m3_finite, ue8m0_to_f32
+from .fp8 import (e4m3_encode_ref, e4m3_scale_exponent, e4m3_to_f32, f32_to_e4m3_finite,
+                                    ue8m0_decode_ref, ue8m0_to_f32)
 
 # %% auto #0
 __all__ = ['KV', 'INSERT_TILE_LARGE', 'INSERT_TILE_SMALL', 'GATHER_TILE', 'KVTile', 'check_tile', 'check_record_cache',
-           'quantize_k_ref', 'dequantize_k_ref', 'record_offsets', 'record_rows', 'slot_rows',
-           'quantize_and_insert_k_cache_ref', 'dequantize_and_gather_k_cache_ref', 'quantize_and_insert_k_cache',
+           'check_error_counter', 'check_not_meta', 'quantize_k_ref', 'dequantize_k_ref', 'record_offsets',
+           'record_rows', 'slot_rows', 'quantize_and_insert_k_cache_ref', 'gather_plan',
+           'dequantize_and_gather_k_cache_ref', 'check_slots', 'quantize_and_insert_k_cache', 'check_gather_metadata',
            'dequantize_and_gather_k_cache']
 
 # %% ../../nbs/03a_kv_cache.ipynb #9beaf04d
@@ -50,24 +53,41 @@ def check_record_cache(name: str, cache: torch.Tensor, block_size) -> None:
             f"fp8_ds_mla records takes {KV.block_stride(block_size)} bytes: wrong block_size or not a "
             f"{KV.record_bytes}-byte record cache")
 
+
+def check_error_counter(errors) -> None:
+    "Raise `InputError` unless `errors` is None or a one-element int32 tensor (the skipped-entry counter)."
+    if errors is not None:
+        check_tensor("errors", errors, dtype=torch.int32, shape=(1,))
+
+
+def check_not_meta(backend: str) -> None:
+    "Meta tensors are for the compile gate only: outside `core.recording()` a call on them is an error."
+    if backend == "record" and _core._RECORDING is None:
+        raise InputError("meta tensors: kernels run on CPU or CUDA tensors; meta tensors are accepted only "
+                         "while the compile gate records launches (inside core.recording())")
+
 # %% ../../nbs/03a_kv_cache.ipynb #aab1beb4
 def quantize_k_ref(k: torch.Tensor) -> torch.Tensor:
-    "Rows [T, 512] bf16 -> records [T, 584] uint8."
+    "Rows [T, 512] bf16 -> records [T, 584] uint8. A group holding NaN or inf -> scale byte 255, codes 0xFF."
     T = k.shape[0]
     nope = k[:, :KV.nope_dim].float().view(T, KV.n_groups, KV.group)
+    finite = torch.isfinite(nope).all(-1)                                              # [T, 7]
+    nope = torch.where(finite[..., None], nope, 0.0)
     amax = nope.abs().amax(-1).clamp_min(DSV41.scale_floor)
     e = torch.ceil(torch.log2(amax / DSV41.fp8_max))                                   # [T, 7]
-    codes = e4m3_encode_ref(nope * torch.exp2(-e)[..., None]).view(T, KV.nope_dim)
+    codes = e4m3_encode_ref(nope * torch.exp2(-e)[..., None])
+    codes = torch.where(finite[..., None], codes, 0xFF).view(T, KV.nope_dim)
     rope = k[:, KV.nope_dim:].contiguous().view(torch.uint8)                           # [T, 128]
-    scales = torch.cat([(e + 127).to(torch.uint8), torch.zeros(T, 1, dtype=torch.uint8, device=k.device)], 1)
+    scales = torch.cat([torch.where(finite, e + 127, 255).to(torch.uint8),
+                        torch.zeros(T, 1, dtype=torch.uint8, device=k.device)], 1)
     return torch.cat([codes, rope, scales], 1)
 
 
 def dequantize_k_ref(rec: torch.Tensor) -> torch.Tensor:
-    "Records [T, 584] uint8 -> rows [T, 512] bf16 (exact)."
+    "Records [T, 584] uint8 -> rows [T, 512] bf16 (exact; code 0x7F/0xFF or scale byte 255 -> NaN)."
     T = rec.shape[0]
     codes = rec[:, :KV.nope_dim].contiguous().view(torch.float8_e4m3fn).float().view(T, KV.n_groups, KV.group)
-    scale = torch.exp2(rec[:, KV.data_bytes:KV.data_bytes + KV.n_groups].float() - 127)
+    scale = ue8m0_decode_ref(rec[:, KV.data_bytes:KV.data_bytes + KV.n_groups].contiguous())
     nope = (codes * scale[..., None]).view(T, KV.nope_dim).bfloat16()
     rope = rec[:, KV.nope_dim:KV.data_bytes].contiguous().view(torch.bfloat16)
     return torch.cat([nope, rope], 1)
@@ -95,31 +115,58 @@ def slot_rows(slot, block_stride, BLOCK_SIZE: tl.constexpr, DATA_BYTES: tl.const
     "`record_offsets` in Triton, from physical slots (int64)."
     return record_rows(slot // BLOCK_SIZE, slot % BLOCK_SIZE, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
 
-def quantize_and_insert_k_cache_ref(k, k_cache, slot_mapping, block_size):
-    keep = slot_mapping >= 0
+
+def _count(errors, n: int) -> None:
+    if errors is not None and n: errors.add_(n)
+
+
+def quantize_and_insert_k_cache_ref(k, k_cache, slot_mapping, block_size, errors=None):
+    "Insert as the kernel does: slot -1 skipped; slots outside [-1, num_blocks * block_size) skipped and counted."
+    s = slot_mapping.long()                       # int64: no wrap against limits past 2^31
+    n_slots = k_cache.shape[0] * block_size
+    keep = (s >= 0) & (s < n_slots)
+    _count(errors, int(((s < -1) | (s >= n_slots)).sum()))
     rec = quantize_k_ref(k[keep])
-    d, s = record_offsets(slot_mapping[keep], block_size, k_cache.shape[1])
+    d, sc = record_offsets(s[keep], block_size, k_cache.shape[1])
     flat = k_cache.view(-1)
     flat[(d[:, None] + torch.arange(KV.data_bytes, device=k.device)).flatten()] = rec[:, :KV.data_bytes].flatten()
-    flat[(s[:, None] + torch.arange(KV.scale_bytes, device=k.device)).flatten()] = rec[:, KV.data_bytes:].flatten()
+    flat[(sc[:, None] + torch.arange(KV.scale_bytes, device=k.device)).flatten()] = rec[:, KV.data_bytes:].flatten()
     return k_cache
 
 
-def _gather_positions(seq_lens, gather_lens, block_table, block_size, r):
-    n = int(seq_lens[r]); g = n if gather_lens is None else int(gather_lens[r])
-    if not 0 <= g <= n: raise InputError(f"request {r}: gather_len {g} outside [0, seq_len={n}]")
-    pos = torch.arange(n - g, n, device=block_table.device)
-    return pos, block_table[r, pos // block_size].long() * block_size + pos % block_size
+def gather_plan(seq_lens, gather_lens, block_table, block_size, num_blocks, max_rows, offset=0):
+    """What the gather kernel does with each request, in int64: a list of (request, rows of `out`, slots) for
+    the tokens it writes, and the number of entries it skips. A request with seq_len < 0, gather_len outside
+    [0, seq_len] or more tokens than `out[r, offset:]` holds is skipped (one entry); a token whose block-table
+    column is past the table's width or whose block id is outside [0, num_blocks) is skipped (one entry)."""
+    s = seq_lens.long().cpu()
+    g = s if gather_lens is None else gather_lens.long().cpu()
+    bt = torch.cat([block_table.long().cpu(), torch.full((block_table.shape[0], 1), -1)], 1)   # column C = "none"
+    C, plan, skipped = block_table.shape[1], [], 0
+    for r in range(s.shape[0]):
+        n, gr = int(s[r]), int(g[r])
+        if n < 0 or not 0 <= gr <= n or offset + gr > max_rows:
+            skipped += 1
+            continue
+        pos = torch.arange(n - gr, n)
+        blk = bt[r, (pos // block_size).clamp_max(C)]
+        ok = (blk >= 0) & (blk < num_blocks)
+        skipped += int((~ok).sum())
+        plan.append((r, offset + torch.arange(gr)[ok], blk[ok] * block_size + pos[ok] % block_size))
+    return plan, skipped
 
 
-def dequantize_and_gather_k_cache_ref(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset=0):
+def dequantize_and_gather_k_cache_ref(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset=0,
+                                      errors=None):
+    "Gather as the kernel does (skipped entries counted in `errors`, their rows of `out` untouched)."
     flat = k_cache.view(-1)
-    for r in range(seq_lens.shape[0]):
-        pos, slots = _gather_positions(seq_lens, gather_lens, block_table, block_size, r)
-        d, s = record_offsets(slots, block_size, k_cache.shape[1])
+    plan, skipped = gather_plan(seq_lens, gather_lens, block_table, block_size, k_cache.shape[0], out.shape[1], offset)
+    for r, rows, slots in plan:
+        d, s = record_offsets(slots.to(flat.device), block_size, k_cache.shape[1])
         rec = torch.cat([flat[d[:, None] + torch.arange(KV.data_bytes, device=flat.device)],
                          flat[s[:, None] + torch.arange(KV.scale_bytes, device=flat.device)]], 1)
-        out[r, offset:offset + len(pos)] = dequantize_k_ref(rec)
+        out[r, rows.to(out.device)] = dequantize_k_ref(rec)
+    _count(errors, skipped)
     return out
 
 # %% ../../nbs/03a_kv_cache.ipynb #93995bf4
@@ -130,7 +177,12 @@ INSERT_TILE_SMALL = KVTile(tokens=4, num_warps=4)
 
 
 @triton.jit
-def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, n_tokens, block_stride,
+def _max_propagating_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+
+
+@triton.jit
+def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, err_ptr, n_tokens, n_slots, block_stride,
                                         BLOCK_SIZE: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr,
                                         GROUP: tl.constexpr, DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr,
                                         SCALE_FLOOR: tl.constexpr, TOKENS: tl.constexpr):
@@ -139,49 +191,75 @@ def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, n_tokens, bl
     tok = tl.program_id(0).to(tl.int64) * TOKENS + r // NG                       # [ROWS]
     g = r % NG
     slot = tl.load(slot_ptr + tok, mask=tok < n_tokens, other=-1).to(tl.int64)
-    ok = slot >= 0
+    ok = (slot >= 0) & (slot < n_slots)                   # -1 skips; anything else outside the cache is an error
+    if err_ptr is not None:
+        n_bad = tl.sum((((slot < -1) | (slot >= n_slots)) & (g == 0)).to(tl.int32), axis=0)
+        tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
     is_nope = g < NOPE // GROUP
     j = tl.arange(0, GROUP)[None, :]
     x = tl.load(k_ptr + tok[:, None] * (NOPE + ROPE) + g[:, None] * GROUP + j, mask=(ok & is_nope)[:, None], other=0.0)
     x = x.to(tl.float32)                                                         # [ROWS, GROUP]
-    e = e4m3_scale_exponent(tl.maximum(tl.max(tl.abs(x), axis=1), SCALE_FLOOR))
+    amax = tl.reduce(tl.abs(x), 1, _max_propagating_nan)                         # NaN if the group has one
+    finite = amax < float("inf")
+    e = e4m3_scale_exponent(tl.maximum(amax, SCALE_FLOOR))
     inv_scale = ((127 - e) << 23).to(tl.float32, bitcast=True)                    # 2^-e, exact
-    codes = f32_to_e4m3_finite(x * inv_scale[:, None]).to(tl.uint8)             # |x / 2^e| <= 448 by choice of e
+    nan_fill = tl.where(finite, 0, 0xFF)                                         # non-finite group: codes 0xFF
+    codes = (f32_to_e4m3_finite(x * inv_scale[:, None]) | nan_fill[:, None]).to(tl.uint8)   # |x / 2^e| <= 448
 
     data, scale_row = slot_rows(slot, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
     tl.store(cache_ptr + data[:, None] + g[:, None] * GROUP + j, codes, mask=(ok & is_nope)[:, None])
-    tl.store(cache_ptr + scale_row + g, tl.where(is_nope, e + 127, 0).to(tl.uint8), mask=ok)
+    tl.store(cache_ptr + scale_row + g, tl.where(is_nope, tl.where(finite, e + 127, 255), 0).to(tl.uint8), mask=ok)
 
     # The RoPE dims are copied as they are: bf16 in, bf16 out, no conversion.
     t1 = tl.program_id(0).to(tl.int64) * TOKENS + tl.arange(0, TOKENS)
     slot1 = tl.load(slot_ptr + t1, mask=t1 < n_tokens, other=-1).to(tl.int64)
+    ok1 = (slot1 >= 0) & (slot1 < n_slots)
     data1, _ = slot_rows(slot1, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
     jr = tl.arange(0, ROPE)[None, :]
-    rope = tl.load(k_ptr + t1[:, None] * (NOPE + ROPE) + NOPE + jr, mask=(slot1 >= 0)[:, None])
+    rope = tl.load(k_ptr + t1[:, None] * (NOPE + ROPE) + NOPE + jr, mask=ok1[:, None])
     rope_ptr = (cache_ptr + NOPE).to(tl.pointer_type(tl.bfloat16))
-    tl.store(rope_ptr + (data1 // 2)[:, None] + jr, rope, mask=(slot1 >= 0)[:, None])
+    tl.store(rope_ptr + (data1 // 2)[:, None] + jr, rope, mask=ok1[:, None])
+
+
+def check_slots(slot_mapping: torch.Tensor, n_slots: int) -> None:
+    "Host check (synchronises): every slot in [-1, n_slots), compared in int64."
+    if slot_mapping.numel():
+        s = slot_mapping.long()
+        bad = (s < -1) | (s >= n_slots)
+        if bad.any():
+            i = int(bad.nonzero()[0, 0])
+            raise InputError(f"slot_mapping holds slots outside [-1, {n_slots}) (-1 = skip; other negatives and "
+                             f"slots past the cache are errors): slot_mapping[{i}] = {int(s[i])}")
+
+
+def _launch_insert(k, k_cache, slot_mapping, block_size, errors, cfg: KVTile):
+    if k.shape[0]:
+        launch(_quantize_and_insert_k_cache_kernel, (triton.cdiv(k.shape[0], cfg.tokens),), k, k_cache,
+               slot_mapping, errors, k.shape[0], k_cache.shape[0] * block_size, k_cache.shape[1],
+               BLOCK_SIZE=block_size, NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
+               SCALE_BYTES=KV.scale_bytes, SCALE_FLOOR=DSV41.scale_floor, TOKENS=cfg.tokens,
+               num_warps=cfg.num_warps, num_stages=1)
 
 
 def quantize_and_insert_k_cache(k: torch.Tensor, k_cache: torch.Tensor, slot_mapping: torch.Tensor,
-                                block_size: int, config: KVTile | None = None) -> torch.Tensor:
-    "Quantize rows of `k` [T, 512] bf16 into 584-byte records at `slot_mapping` (-1 = skip). In place."
+                                block_size: int, config: KVTile | None = None, *,
+                                errors: torch.Tensor | None = None, check_metadata: bool = False) -> torch.Tensor:
+    """Quantize rows of `k` [T, 512] bf16 into 584-byte records at `slot_mapping` (-1 = skip). In place.
+    On a GPU, slots outside [-1, num_blocks * block_size) are skipped and added to `errors` (int32 [1]) without a
+    host sync; on the CPU, or with `check_metadata=True`, they raise `InputError`."""
     if config is not None: check_tile(config)
     check_tensor("k", k, dtype=torch.bfloat16, shape=(None, KV.head_dim))
     check_record_cache("k_cache", k_cache, block_size)
     check_tensor("slot_mapping", slot_mapping, dtype=(torch.int32, torch.int64), shape=(k.shape[0],))
-    backend = select_backend(k, k_cache, slot_mapping)
-    if backend in ("torch", "interpreter") and slot_mapping.numel():    # CPU: cheap to check the data
-        n_slots = k_cache.shape[0] * block_size
-        if int(slot_mapping.max()) >= n_slots or int(slot_mapping.min()) < -1:
-            raise InputError(f"slot_mapping holds slots outside [-1, {n_slots})")
+    check_error_counter(errors)
+    backend = select_backend(k, k_cache, slot_mapping, errors)
+    check_not_meta(backend)
+    if backend in ("torch", "interpreter") or (check_metadata and backend != "record"):
+        check_slots(slot_mapping, k_cache.shape[0] * block_size)
     if backend == "torch":
-        return quantize_and_insert_k_cache_ref(k, k_cache, slot_mapping, block_size)
-    cfg = config or (INSERT_TILE_LARGE if k.shape[0] >= 16_384 else INSERT_TILE_SMALL)
-    if k.shape[0]:
-        launch(_quantize_and_insert_k_cache_kernel, (triton.cdiv(k.shape[0], cfg.tokens),), k, k_cache,
-               slot_mapping, k.shape[0], k_cache.shape[1], BLOCK_SIZE=block_size, NOPE=KV.nope_dim,
-               ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
-               SCALE_FLOOR=DSV41.scale_floor, TOKENS=cfg.tokens, num_warps=cfg.num_warps, num_stages=1)
+        return quantize_and_insert_k_cache_ref(k, k_cache, slot_mapping, block_size, errors)
+    _launch_insert(k, k_cache, slot_mapping, block_size, errors,
+                   config or (INSERT_TILE_LARGE if k.shape[0] >= 16_384 else INSERT_TILE_SMALL))
     return k_cache
 
 # %% ../../nbs/03a_kv_cache.ipynb #3ae17f27
@@ -190,7 +268,8 @@ GATHER_TILE = KVTile(tokens=8, num_warps=2)     # tuned on the H200 (kv_tune), s
 
 @triton.jit
 def _dequantize_and_gather_k_cache_kernel(out_ptr, cache_ptr, seq_lens_ptr, gather_lens_ptr, block_table_ptr,
-                                          out_stride_r, max_rows, bt_stride, block_stride, offset,
+                                          err_ptr, out_stride_r, max_rows, bt_stride, bt_cols, num_blocks,
+                                          block_stride, offset,
                                           HAS_GATHER_LENS: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                                           TOKENS: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr,
                                           GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
@@ -202,15 +281,24 @@ def _dequantize_and_gather_k_cache_kernel(out_ptr, cache_ptr, seq_lens_ptr, gath
         n = tl.load(gather_lens_ptr + r)
     else:
         n = seq_len
-    n = tl.minimum(n, max_rows - offset)                  # never write past the workspace
+    # A request whose lengths are inconsistent or do not fit the workspace is skipped whole (counted once).
+    bad_request = (n < 0) | (n > seq_len) | (n > max_rows - offset)
+    if err_ptr is not None:
+        tl.atomic_add(err_ptr, 1, mask=bad_request & (tile == 0))
+    n = tl.where(bad_request, 0, n)
     if tile * TOKENS >= n:
         return
     HEAD: tl.constexpr = NOPE + ROPE
     NG: tl.constexpr = HEAD // GROUP
     i = tile * TOKENS + tl.arange(0, TOKENS)              # [TOKENS] index within the gathered range
-    valid = i < n
-    pos = seq_len - n + i
-    block = tl.load(block_table_ptr + r * bt_stride + pos // BLOCK_SIZE, mask=valid, other=0)
+    pos = seq_len - n + i                                 # >= 0
+    col = pos // BLOCK_SIZE
+    in_table = (i < n) & (col < bt_cols)
+    block = tl.load(block_table_ptr + r * bt_stride + col, mask=in_table, other=-1)
+    valid = in_table & (block >= 0) & (block < num_blocks)
+    if err_ptr is not None:                               # tokens past the table or with a bad block id: skipped
+        n_bad = tl.sum(((i < n) & ~valid).to(tl.int32), axis=0)
+        tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
     data, scale = record_rows(block, pos % BLOCK_SIZE, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
 
     g = tl.arange(0, NG)[None, :, None]
@@ -228,41 +316,72 @@ def _dequantize_and_gather_k_cache_kernel(out_ptr, cache_ptr, seq_lens_ptr, gath
     tl.store(out_row[:, None] + NOPE + jr, rope, mask=valid[:, None])
 
 
+def check_gather_metadata(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset=0) -> None:
+    "Host check (synchronises, int64): raise `InputError` for anything the gather kernel would skip."
+    s = seq_lens.long().cpu()
+    g = s if gather_lens is None else gather_lens.long().cpu()
+    bt, C, nb = block_table.long().cpu(), block_table.shape[1], k_cache.shape[0]
+    for r in range(s.shape[0]):
+        n, gr = int(s[r]), int(g[r])
+        if n < 0 or not 0 <= gr <= n:
+            raise InputError(f"request {r}: gather_len {gr} outside [0, seq_len={n}]")
+        if offset + gr > out.shape[1]:
+            raise InputError(f"request {r}: {gr} tokens do not fit in out[:, {offset}:{out.shape[1]}]")
+        if gr == 0:
+            continue
+        if -(-n // block_size) > C:
+            raise InputError(f"request {r}: seq_len {n} needs {-(-n // block_size)} blocks of {block_size} tokens, "
+                             f"block_table has {C} columns")
+        cols = torch.arange((n - gr) // block_size, -(-n // block_size))
+        blk = bt[r, cols]
+        bad = (blk < 0) | (blk >= nb)
+        if bad.any():
+            c = int(cols[bad.nonzero()[0, 0]])
+            raise InputError(f"request {r}: block_table points outside the cache: block_table[{r}, {c}] = "
+                             f"{int(bt[r, c])}, blocks are [0, {nb})")
+
+
+def _launch_gather(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset, errors, cfg: KVTile):
+    R = out.shape[0]
+    if R:
+        launch(_dequantize_and_gather_k_cache_kernel, (triton.cdiv(max(out.shape[1] - offset, 1), cfg.tokens), R),
+               out, k_cache, seq_lens, gather_lens, block_table, errors, out.stride(0), out.shape[1],
+               block_table.stride(0), block_table.shape[1], k_cache.shape[0], k_cache.shape[1], offset,
+               HAS_GATHER_LENS=gather_lens is not None, BLOCK_SIZE=block_size, NOPE=KV.nope_dim,
+               ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
+               TOKENS=cfg.tokens, num_warps=cfg.num_warps, num_stages=1)
+
+
 def dequantize_and_gather_k_cache(out: torch.Tensor, k_cache: torch.Tensor, seq_lens: torch.Tensor,
                                   gather_lens: torch.Tensor | None, block_table: torch.Tensor, block_size: int,
-                                  offset: int = 0, config: KVTile | None = None) -> torch.Tensor:
-    "Decode the last `gather_len` (or `seq_len`) cached tokens of each request into `out[r, offset:]`, bf16."
+                                  offset: int = 0, config: KVTile | None = None, *,
+                                  errors: torch.Tensor | None = None, check_metadata: bool = False) -> torch.Tensor:
+    """Decode the last `gather_len` (or `seq_len`) cached tokens of each request into `out[r, offset:]`, bf16.
+    On a GPU, inconsistent requests and tokens with a block outside the table or the cache are skipped and
+    added to `errors` (int32 [1]) without a host sync; on the CPU, or with `check_metadata=True`, they raise."""
     if config is not None: check_tile(config)
     check_tensor("out", out, dtype=torch.bfloat16, shape=(None, None, KV.head_dim))
     check_record_cache("k_cache", k_cache, block_size)
     R = out.shape[0]
+    if R > 65_535:
+        raise InputError(f"out: {R} requests; one call gathers at most 65,535 (the grid's second dimension)")
     check_tensor("seq_lens", seq_lens, dtype=torch.int32, shape=(R,))
     if gather_lens is not None:
         check_tensor("gather_lens", gather_lens, dtype=torch.int32, shape=(R,))
     check_tensor("block_table", block_table, dtype=torch.int32, ndim=2)
     if block_table.shape[0] != R:
         raise InputError(f"block_table has {block_table.shape[0]} rows for {R} requests")
-    if not isinstance(offset, int) or not 0 <= offset <= out.shape[1]:
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= out.shape[1]:
         raise InputError(f"offset must be an int in [0, {out.shape[1]}], got {offset!r}")
-    tensors = [out, k_cache, seq_lens, block_table] + ([gather_lens] if gather_lens is not None else [])
-    backend = select_backend(*tensors)
-    if backend in ("torch", "interpreter"):            # CPU: the preconditions are cheap to check
-        for r in range(R):
-            pos, slots = _gather_positions(seq_lens, gather_lens, block_table, block_size, r)
-            if offset + len(pos) > out.shape[1]:
-                raise InputError(f"request {r}: {len(pos)} tokens do not fit in out[:, {offset}:{out.shape[1]}]")
-            if len(pos) and (int(slots.max()) >= k_cache.shape[0] * block_size or int(slots.min()) < 0):
-                raise InputError(f"request {r}: block_table points outside the cache")
+    check_error_counter(errors)
+    backend = select_backend(out, k_cache, seq_lens, block_table, gather_lens, errors)
+    check_not_meta(backend)
+    if backend in ("torch", "interpreter") or (check_metadata and backend != "record"):
+        check_gather_metadata(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset)
     if backend == "torch":
-        return dequantize_and_gather_k_cache_ref(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset)
-    cfg = config or GATHER_TILE
-    grid = (triton.cdiv(max(out.shape[1] - offset, 1), cfg.tokens), R)
-    if R:
-        launch(_dequantize_and_gather_k_cache_kernel, grid, out, k_cache, seq_lens, gather_lens, block_table,
-               out.stride(0), out.shape[1], block_table.stride(0), k_cache.shape[1], offset,
-               HAS_GATHER_LENS=gather_lens is not None, BLOCK_SIZE=block_size, NOPE=KV.nope_dim,
-               ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
-               TOKENS=cfg.tokens, num_warps=cfg.num_warps, num_stages=1)
+        return dequantize_and_gather_k_cache_ref(out, k_cache, seq_lens, gather_lens, block_table, block_size,
+                                                 offset, errors)
+    _launch_gather(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset, errors, config or GATHER_TILE)
     return out
 
 # %% ../../nbs/03a_kv_cache.ipynb #013860ea
@@ -306,6 +425,8 @@ def _bench_kv_gather(ctx):
                              seq_lens=torch.full((R,), n, dtype=torch.int32, device=ctx.device), gather_lens=None,
                              block_table=torch.randperm(nb, device=ctx.device).int().view(R, -1), block_size=B))
         t = ctx.time([lambda a=a: dequantize_and_gather_k_cache(**a) for a in sets])
+        err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
+        te = ctx.time([lambda a=a: dequantize_and_gather_k_cache(**a, errors=err) for a in sets])
         tb = ctx.time([lambda a=a: dequantize_and_gather_k_cache_ref(**a) for a in sets], min_calls=4, reps=5, graph=False)
         vllm_fn, note = ctx.vllm_op("dequantize_and_gather_k_cache")
         extra = dict(vllm=note)
@@ -317,6 +438,8 @@ def _bench_kv_gather(ctx):
                 extra["vllm"] = f"{note}: failed ({type(e).__name__}: {str(e)[:120]})"
         ctx.row(case=f"R={R} context={n}", x=n, series=f"{R} request(s)", time_s=t, baseline_s=tb, bytes=nbytes,
                 requests=R, context=n, block_size=B, **extra)
+        ctx.row(case=f"R={R} context={n} errors", x=n, series=f"{R} request(s), errors counter", time_s=te,
+                baseline_s=tb, bytes=nbytes, requests=R, context=n, block_size=B)
 
 
 @benchmark("kv_insert", "quantize_and_insert_k_cache: T new tokens to consecutive slots, 64-token blocks")
@@ -332,8 +455,12 @@ def _bench_kv_insert(ctx):
             sets.append(dict(k=torch.randn(T, KV.head_dim, device=ctx.device).bfloat16(),
                              k_cache=_random_cache(nb, B, ctx.device), slot_mapping=slots, block_size=B))
         t = ctx.time([lambda a=a: quantize_and_insert_k_cache(**a) for a in sets])
+        err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
+        te = ctx.time([lambda a=a: quantize_and_insert_k_cache(**a, errors=err) for a in sets])
         tb = ctx.time([lambda a=a: quantize_and_insert_k_cache_ref(**a) for a in sets], min_calls=4, reps=5, graph=False)
         ctx.row(case=f"T={T}", x=T, series="insert", time_s=t, baseline_s=tb, bytes=nbytes, tokens=T, block_size=B)
+        ctx.row(case=f"T={T} errors", x=T, series="insert, errors counter", time_s=te, baseline_s=tb, bytes=nbytes,
+                tokens=T, block_size=B)
 
 # %% ../../nbs/03a_kv_cache.ipynb #07d504bd
 @benchmark("kv_tune", "tile sweep of both KV kernels (tokens per program x warps)")
@@ -366,10 +493,11 @@ def _kv_cache_aot_examples():
     meta = torch.device("meta")
     for B in (16, 32, 64):
         cache = torch.empty(1024, KV.block_stride(B), dtype=torch.uint8, device=meta)
-        for T in (4096, 65_536):                                    # both warp counts the wrapper picks
-            quantize_and_insert_k_cache(torch.empty(T, KV.head_dim, dtype=torch.bfloat16, device=meta), cache,
-                                        torch.empty(T, dtype=torch.int64, device=meta), B)
-        for gl in (None, torch.empty(4, dtype=torch.int32, device=meta)):
-            dequantize_and_gather_k_cache(torch.empty(4, 16384, KV.head_dim, dtype=torch.bfloat16, device=meta), cache,
-                                          torch.empty(4, dtype=torch.int32, device=meta), gl,
-                                          torch.empty(4, 256, dtype=torch.int32, device=meta), B)
+        for err in (None, torch.empty(1, dtype=torch.int32, device=meta)):    # with and without the error counter
+            for T in (4096, 65_536):                                # both warp counts the wrapper picks
+                quantize_and_insert_k_cache(torch.empty(T, KV.head_dim, dtype=torch.bfloat16, device=meta), cache,
+                                            torch.empty(T, dtype=torch.int64, device=meta), B, errors=err)
+            for gl in (None, torch.empty(4, dtype=torch.int32, device=meta)):
+                dequantize_and_gather_k_cache(torch.empty(4, 16384, KV.head_dim, dtype=torch.bfloat16, device=meta),
+                                              cache, torch.empty(4, dtype=torch.int32, device=meta), gl,
+                                              torch.empty(4, 256, dtype=torch.int32, device=meta), B, errors=err)
