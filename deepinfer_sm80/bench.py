@@ -16,6 +16,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -26,8 +27,8 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['VLLM_MODULES', 'HOPPER_ONLY_SASS', 'AMPERE_SASS', 'RESULTS_DIR', 'ISA_LABEL', 'HEADLINES', 'time_calls', 'vllm_op',
-           'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins', 'markdown_table', 'load_results',
-           'latest_results', 'summary_table', 'plot_results', 'headline_table', 'run_benchmark', 'main']
+           'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins', 'default_results_dir', 'markdown_table',
+           'load_results', 'latest_results', 'summary_table', 'plot_results', 'headline_table', 'run_benchmark', 'main']
 
 # %% ../nbs/90_bench.ipynb #10fb523f
 def _median_event_time(run: Callable[[], None], reps: int) -> float:
@@ -225,13 +226,22 @@ def scan_cubins(cache_dir: str) -> dict:
     return found
 
 # %% ../nbs/90_bench.ipynb #7ce7786d
-def _repo_root() -> Path:
+def _repo_root() -> Path | None:
+    "The checkout this module runs from (an editable install, or a notebook in nbs/); None for an installed wheel."
     try:
-        return Path(__file__).resolve().parent.parent          # the checkout of an editable install
+        root = Path(__file__).resolve().parent.parent
     except NameError:                                          # inside a notebook in nbs/
-        return Path.cwd().parent if Path.cwd().name == "nbs" else Path.cwd()
+        root = Path.cwd().parent if Path.cwd().name == "nbs" else Path.cwd()
+    return root if (root / "settings.ini").is_file() and (root / "nbs").is_dir() else None
 
-RESULTS_DIR = Path(os.environ.get("DEEPINFER_RESULTS", _repo_root() / "bench" / "results"))
+
+def default_results_dir(root: Path | None = None) -> Path:
+    "Where records go: $DEEPINFER_RESULTS, else bench/results of the checkout, else ./deepinfer-sm80-results."
+    if os.environ.get("DEEPINFER_RESULTS"): return Path(os.environ["DEEPINFER_RESULTS"])
+    return root / "bench" / "results" if root else Path.cwd() / "deepinfer-sm80-results"
+
+
+RESULTS_DIR = default_results_dir(_repo_root())
 ISA_LABEL = {"native": "native (H200 ISA)", "sm80": "SM80 ISA on H200"}
 
 
@@ -384,12 +394,14 @@ def run_benchmark(name: str, quick: bool, isa: str, out_dir: Path, limits: dict 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m deepinfer_sm80.bench", description="Run registered GPU benchmarks.")
+    from deepinfer_sm80.cli import Parser
+    p = Parser(prog="deepinfer-sm80 bench", description="Run registered GPU benchmarks.")
     p.add_argument("names", nargs="*", help="benchmarks to run (default: all); `--list` shows them")
     p.add_argument("--quick", action="store_true", help="fewer and smaller cases")
     p.add_argument("--isa", choices=["native", "sm80"], default="native",
                    help="sm80: lower Triton kernels for the Ampere instruction set (TRITON_OVERRIDE_ARCH=sm80)")
-    p.add_argument("--out", default=None, help="output folder (default: bench/results of the checkout)")
+    p.add_argument("--out", default=None, help="output folder (default: $DEEPINFER_RESULTS, else bench/results of a "
+                   "checkout, else ./deepinfer-sm80-results)")
     p.add_argument("--list", action="store_true")
     a = p.parse_args(argv)
     if os.environ.get("TRITON_OVERRIDE_ARCH") == "sm80":
@@ -403,19 +415,23 @@ def main(argv: list[str] | None = None) -> int:
     if a.list:
         for n, (_, d) in sorted(registry.items()): print(f"{n:24s} {d}")
         return 0
-    if not torch.cuda.is_available():
-        p.error("benchmarks need a CUDA GPU")
     names = a.names or sorted(registry)
     unknown = [n for n in names if n not in registry]
     if unknown:
-        p.error(f"unknown benchmark(s) {unknown}; known: {sorted(registry)}")
+        p.error(f"unknown benchmark {', '.join(map(repr, unknown))}; known: {', '.join(sorted(registry))}")
+    if not torch.cuda.is_available():
+        p.error("benchmarks need a CUDA GPU and this machine has none (`deepinfer-sm80 check` tests the kernels on a CPU)")
     out = Path(a.out) if a.out else RESULTS_DIR
+    print("measuring the copy bandwidth and tensor rate of this GPU ...", flush=True)
     limits = measure_limits(a.quick)
     print(f"limits: copy {limits['copy_bw'] / 1e12:.2f} TB/s, bf16 {limits['tensor_rate_torch'] / 1e12:.0f} TFLOP/s torch, "
           f"{limits['tensor_rate_triton'] / 1e12:.0f} TFLOP/s Triton ({a.isa})", flush=True)
     bad = []
-    for n in names:
+    for i, n in enumerate(names):
+        print(f"[{i + 1}/{len(names)}] {n}: {registry[n][1]}", flush=True)
+        t0 = time.perf_counter()
         rec = run_benchmark(n, a.quick, a.isa, out, limits)
+        print(f"[{i + 1}/{len(names)}] {n} done in {time.perf_counter() - t0:.0f} s; records in {out}", flush=True)
         bad += [k for k, v in rec.get("sass_check", {}).items() if v["hopper_only"]]
     if bad:
         print(f"FAIL: Hopper-only instructions in SM80-ISA kernels: {sorted(set(bad))}")
@@ -424,5 +440,5 @@ def main(argv: list[str] | None = None) -> int:
 
 # %% ../nbs/90_bench.ipynb #ee0368a9
 #| eval: false
-if __name__ == "__main__":
+if __name__ == "__main__" and "get_ipython" not in globals():   # a script, not a notebook cell
     sys.exit(main())

@@ -12,11 +12,17 @@ import sys
 import time
 
 # %% auto #0
-__all__ = ['COMMANDS', 'check_main', 'main']
+__all__ = ['COMMANDS', 'Parser', 'check_main', 'main']
+
+# %% ../nbs/92_cli.ipynb #3d992603
+class Parser(argparse.ArgumentParser):
+    "argparse with short errors: `PROG: error: MESSAGE` and a hint to `PROG --help`, exit status 2."
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n  (`{self.prog} --help` lists the options)\n")
 
 # %% ../nbs/92_cli.ipynb #949cb879
 def check_main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="deepinfer-sm80 check", description="Environment report and kernel self-tests.")
+    p = Parser(prog="deepinfer-sm80 check", description="Environment report and kernel self-tests.")
     p.add_argument("--only", nargs="*", help="run only these self-tests")
     a = p.parse_args(argv)
     import torch
@@ -34,10 +40,10 @@ def check_main(argv: list[str] | None = None) -> int:
     core.package_modules()
     names = a.only or sorted(core.SELFTESTS)
     passed = failed = 0
+    unknown = [n for n in names if n not in core.SELFTESTS]
+    if unknown:
+        p.error(f"unknown self-test {', '.join(map(repr, unknown))}; known: {', '.join(sorted(core.SELFTESTS))}")
     for n in names:
-        if n not in core.SELFTESTS:
-            print(f"error: unknown self-test {n!r}; known: {sorted(core.SELFTESTS)}", file=sys.stderr)
-            return 2
         t0 = time.perf_counter()
         try:
             msg = core.SELFTESTS[n](device)
@@ -60,20 +66,23 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
+        print(f"deepinfer-sm80: error: unknown command {argv[0]!r}; choose one of {', '.join(COMMANDS)}\n"
+              "  (`deepinfer-sm80 --help` describes them)", file=sys.stderr)
+        return 2
+    if not argv or argv[0] in ("-h", "--help"):
         print("usage: deepinfer-sm80 {" + ",".join(COMMANDS) + "} [options]\n")
         for k, (_, _, d) in COMMANDS.items(): print(f"  {k:8s} {d}")
-        if argv and argv[0] not in ("-h", "--help"):
-            print(f"\nerror: unknown command {argv[0]!r}", file=sys.stderr)
-            return 2
+        print("\n`deepinfer-sm80 COMMAND --help` shows a command's options.")
         return 0 if argv else 2
     mod, fn, _ = COMMANDS[argv[0]]
-    if argv[0] == "gate":
-        import os
-        os.environ["TRITON_INTERPRET"] = "0"
-    return int(getattr(importlib.import_module(mod), fn)(argv[1:]) or 0)
+    try:
+        return int(getattr(importlib.import_module(mod), fn)(argv[1:]) or 0)
+    except KeyboardInterrupt:
+        print(f"deepinfer-sm80 {argv[0]}: interrupted", file=sys.stderr)
+        return 130
 
 # %% ../nbs/92_cli.ipynb #b0be850e
 #| eval: false
-if __name__ == "__main__":
+if __name__ == "__main__" and "get_ipython" not in globals():   # a script, not a notebook cell
     sys.exit(main())

@@ -17,10 +17,11 @@ import triton
 
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
-           'SELFTESTS', 'BENCHMARKS', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info',
-           'InputError', 'UnsupportedDeviceError', 'check_tensor', 'interpreting', 'select_backend', 'LaunchRecord',
-           'aot_examples', 'allow_shared_memory', 'recording', 'launch', 'selftest', 'benchmark', 'package_modules',
-           'rel_err', 'bitwise_equal', 'test_device', 'poison_']
+           'SELFTESTS', 'BENCHMARKS', 'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo',
+           'device_info', 'InputError', 'UnsupportedDeviceError', 'check_tensor', 'interpreting', 'select_backend',
+           'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording', 'launch', 'selftest', 'benchmark',
+           'package_modules', 'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note',
+           'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -354,3 +355,29 @@ def poison_(t: torch.Tensor) -> torch.Tensor:
     if t.is_floating_point(): return t.fill_(float("nan"))
     if t.dtype == torch.uint8: return t.fill_(0xA5)
     return t.fill_(-7777)
+
+# %% ../nbs/00_core.ipynb #c7ee64b4
+GPU_CELL_NOTE = "print('GPU cell skipped: no CUDA device on this machine')\n"
+
+
+def gpu_cell_note(lines: list[str]) -> list[str]:
+    "IPython input transformer: the lines of a cell flagged `#| gpu` become a one-line note."
+    for line in lines:
+        s = line.strip()
+        if not s: continue
+        if not s.startswith("#|"): break
+        if s[2:].split(":")[0].split()[:1] == ["gpu"]: return [GPU_CELL_NOTE]
+    return lines
+
+
+def skip_gpu_cells_without_cuda() -> bool:
+    "Under IPython on a machine without CUDA, make `#| gpu` cells print a note instead of running."
+    import sys
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or torch.cuda.is_available(): return False
+    if gpu_cell_note not in shell.input_transformers_post: shell.input_transformers_post.append(gpu_cell_note)
+    return True
+
+
+skip_gpu_cells_without_cuda()

@@ -6,15 +6,18 @@
 from __future__ import annotations
 
 import os
-os.environ["TRITON_INTERPRET"] = "0"       # compile real kernels, even on a machine without a GPU
+import sys
+if "triton" not in sys.modules:
+    os.environ["TRITON_INTERPRET"] = "0"   # compile real kernels, even on a machine without a GPU
+# (imported into a process that already runs the interpreter, e.g. a notebook, `main` compiles in a child process)
 
 import argparse
 import importlib
 import json
 import re
 import subprocess
-import sys
 import tempfile
+import time
 from pathlib import Path
 
 from . import core
@@ -105,22 +108,23 @@ def recorded_launches() -> list[core.LaunchRecord]:
     return list(uniq.values())
 
 
-def run_gate(targets=TARGETS) -> tuple[list[dict], list[str]]:
-    "Compile every recorded launch for every target; return the rows and the failures."
+def run_gate(targets=TARGETS, progress=None) -> tuple[list[dict], list[str]]:
+    "Compile every recorded launch for every target; return the rows and the failures. `progress(i, n, what)` is told of each."
     rows, failures = [], []
     recs = recorded_launches()
     missing = sorted(set(package_kernels()) - {r.name for r in recs})
     failures += [f"{k}: never launched by any @aot_examples function, so the gate cannot check it" for k in missing]
-    for rec in recs:
-        for cc in targets:
-            try:
-                r = compile_record(rec, cc)
-            except Exception as e:                              # a kernel that does not compile fails the gate
-                failures.append(f"{rec.name} sm_{cc}: does not compile: {str(e).splitlines()[0][:300]}")
-                continue
-            r["fail"] = verdict(r)
-            failures += [f"{r['kernel']} {r['target']}: {w}" for w in r["fail"]]
-            rows.append(r)
+    jobs = [(rec, cc) for rec in recs for cc in targets]
+    for i, (rec, cc) in enumerate(jobs):
+        if progress: progress(i, len(jobs), f"{rec.name} sm_{cc}")
+        try:
+            r = compile_record(rec, cc)
+        except Exception as e:                              # a kernel that does not compile fails the gate
+            failures.append(f"{rec.name} sm_{cc}: does not compile: {str(e).splitlines()[0][:300]}")
+            continue
+        r["fail"] = verdict(r)
+        failures += [f"{r['kernel']} {r['target']}: {w}" for w in r["fail"]]
+        rows.append(r)
     return rows, failures
 
 
@@ -135,26 +139,50 @@ def _varying(rows: list[dict]) -> dict[str, set]:
     return out
 
 
+def _config(r: dict, keys) -> str:
+    return ",".join(f"{k}={r['constexprs'][k]}" for k in sorted(keys))
+
+
 def format_rows(rows: list[dict]) -> str:
-    head = (f"{'kernel':40s} {'config':34s} {'target':6s} {'warps':>5s} {'stages':>6s} {'smem KB':>8s} {'regs':>5s} "
+    "The gate's table: one row per kernel, configuration (the constexprs that vary) and target, nothing cut."
+    vary = _varying(rows)
+    kw = max([len("kernel")] + [len(r["kernel"]) for r in rows])
+    cw = max([len("config")] + [len(_config(r, vary.get(r["kernel"], ()))) for r in rows])
+    head = (f"{'kernel':{kw}s} {'config':{cw}s} {'target':6s} {'warps':>5s} {'stages':>6s} {'smem KB':>8s} {'regs':>5s} "
             f"{'spills':>7s} {'mma.sync':>8s} {'cp.async':>8s}  result")
     lines = [head, "-" * len(head)]
-    vary = _varying(rows)
     for r in sorted(rows, key=lambda r: (r["kernel"], str(sorted(r["constexprs"].items())), r["target"])):
-        cfg = ",".join(f"{k}={r['constexprs'][k]}" for k in sorted(vary.get(r["kernel"], ())))
-        lines.append(f"{r['kernel'][:40]:40s} {cfg[:34]:34s} {r['target']:6s} {r['num_warps']:5d} {r['num_stages']:6d} "
+        cfg = _config(r, vary.get(r["kernel"], ()))
+        lines.append(f"{r['kernel']:{kw}s} {cfg:{cw}s} {r['target']:6s} {r['num_warps']:5d} {r['num_stages']:6d} "
                      f"{r['shared'] / 1024:8.1f} {r['registers']:5d} {r['spill_stores'] + r['spill_loads']:7d} "
                      f"{'yes' if r['mma_sync'] else 'no':>8s} {'yes' if r['cp_async'] else 'no':>8s}  "
                      + ("FAIL: " + "; ".join(r["fail"]) if r["fail"] else "ok"))
     return "\n".join(lines)
 
 
+def _progress(i: int, n: int, what: str) -> None:
+    "One line on a terminal, rewritten per compilation; a line per tenth of the work in a log."
+    if sys.stderr.isatty():
+        print(f"\r  [{i + 1}/{n}] {what:60s}", end="" if i + 1 < n else "\r" + " " * 72 + "\r", file=sys.stderr, flush=True)
+    elif i % max(1, n // 10) == 0:
+        print(f"  [{i + 1}/{n}] {what}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m deepinfer_sm80.sm80check",
-                                description="Compile every Triton kernel for sm_80 and sm_86 and check its resources.")
-    p.add_argument("--json", help="also write the rows to this file")
+    from deepinfer_sm80.cli import Parser
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = Parser(prog="deepinfer-sm80 gate",
+               description="Compile every Triton kernel for sm_80 and sm_86 and check its resources.")
+    p.add_argument("--json", help="also write the rows to this file (its folder must exist)")
     a = p.parse_args(argv)
-    rows, failures = run_gate()
+    if a.json and not Path(a.json).resolve().parent.is_dir():
+        p.error(f"--json {a.json}: folder {Path(a.json).resolve().parent} does not exist")
+    if core.interpreting():                # triton was imported for the interpreter: compile in a fresh process
+        return subprocess.call([sys.executable, "-m", "deepinfer_sm80.sm80check", *argv],
+                               env=dict(os.environ, TRITON_INTERPRET="0"))
+    t0 = time.perf_counter()
+    print(f"compiling every recorded kernel launch for {', '.join(f'sm_{c}' for c in TARGETS)} ...", file=sys.stderr, flush=True)
+    rows, failures = run_gate(progress=_progress)
     print(format_rows(rows))
     if core.SMEM_EXCEPTIONS:
         print("\ndocumented shared-memory exceptions:")
@@ -162,12 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         Path(a.json).write_text(json.dumps(dict(rows=rows, failures=failures), indent=1, default=str))
     n_k = len({r["kernel"] for r in rows})
-    print(f"\n{n_k} kernels, {len(rows)} compilations for {', '.join(f'sm_{c}' for c in TARGETS)}: "
+    print(f"\n{n_k} kernels, {len(rows)} compilations for {', '.join(f'sm_{c}' for c in TARGETS)} in {time.perf_counter() - t0:.0f} s: "
           + ("all within budget" if not failures else f"{len(failures)} failure(s)"))
     for f in failures: print("FAIL", f)
     return 1 if failures else 0
 
 # %% ../nbs/91_sm80check.ipynb #0a941928
 #| eval: false
-if __name__ == "__main__":
+if __name__ == "__main__" and "get_ipython" not in globals():   # a script, not a notebook cell
     sys.exit(main())
