@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
+from .kv_cache import check_error_counter, check_not_meta
 
 import triton
 import triton.language as tl
@@ -97,7 +98,8 @@ def _check_metadata(T, query_start_loc, seq_lens, gather_lens, M, N):
 
 # %% ../../nbs/03b_combine_indices.ipynb #46f5db78
 def combine_topk_swa_indices_loop_ref(topk_indices, query_start_loc, seq_lens, gather_lens=None,
-                                      window=DSV41.window, compress_ratio=0, topk=DSV41.topk, M=1, N=0):
+                                      window=DSV41.window, compress_ratio=0, topk=DSV41.topk, M=1, N=0,
+                                      errors=None):
     "The contract, one token at a time, in Python integers (slow; for tests)."
     T = topk_indices.shape[0]
     W = combined_width(topk, window)
@@ -105,11 +107,13 @@ def combine_topk_swa_indices_loop_ref(topk_indices, query_start_loc, seq_lens, g
     seq = seq_lens.tolist()
     gat = seq if gather_lens is None else gather_lens.tolist()
     src = topk_indices[:, :topk].tolist()
-    rows, lens = [], []
+    rows, lens, bad = [], [], 0
     for t in range(T):
         b = max((i for i in range(len(seq)) if qsl[i] <= t), default=0)
         row = []
-        if len(seq) > 0 and t < qsl[-1]:
+        if len(seq) > 0 and t < qsl[-1] and not 0 <= gat[b] <= min(seq[b], M - N):
+            bad += 1                      # its request's tail is inconsistent or leaves the slab: empty row
+        elif len(seq) > 0 and t < qsl[-1]:
             p = seq[b] - (qsl[b + 1] - qsl[b]) + (t - qsl[b])
             g0 = seq[b] - gat[b]
             k = max(0, min((p + 1) // compress_ratio, topk)) if compress_ratio else 0
@@ -119,12 +123,13 @@ def combine_topk_swa_indices_loop_ref(topk_indices, query_start_loc, seq_lens, g
         lens.append(len(row))
         rows.append(row + [-1] * (W - len(row)))
     dev = topk_indices.device
+    if errors is not None and bad: errors.add_(bad)
     return (torch.tensor(rows, dtype=torch.int64).reshape(T, W).to(torch.int32).to(dev),
             torch.tensor(lens, dtype=torch.int32, device=dev))
 
 
 def combine_topk_swa_indices_ref(topk_indices, query_start_loc, seq_lens, gather_lens=None,
-                                 window=DSV41.window, compress_ratio=0, topk=DSV41.topk, M=1, N=0):
+                                 window=DSV41.window, compress_ratio=0, topk=DSV41.topk, M=1, N=0, errors=None):
     "Vectorised PyTorch version of the contract (the benchmark baseline)."
     T, dev = topk_indices.shape[0], topk_indices.device
     W = combined_width(topk, window)
@@ -134,9 +139,12 @@ def combine_topk_swa_indices_ref(topk_indices, query_start_loc, seq_lens, gather
     qsl = query_start_loc.long() - query_start_loc[0].long()
     t = torch.arange(T, device=dev)
     b = torch.searchsorted(qsl[1:], t, right=True).clamp_max(R - 1)
-    owned = t < qsl[-1]
     s = seq_lens.long()[b]
-    g0 = s - (s if gather_lens is None else gather_lens.long()[b])
+    g = s if gather_lens is None else gather_lens.long()[b]
+    g0 = s - g
+    bad = (t < qsl[-1]) & ((g < 0) | (g > s) | (g > M - N))
+    owned = (t < qsl[-1]) & ~bad
+    if errors is not None: errors.add_(bad.sum().to(errors.dtype))
     p = s - (qsl[b + 1] - qsl[b]) + (t - qsl[b])
     k = (torch.div(p + 1, compress_ratio, rounding_mode="floor").clamp(0, topk) if compress_ratio
          else torch.zeros_like(p))
@@ -157,6 +165,7 @@ def _combine_topk_swa_indices_kernel(
     out_ptr, out_stride, lens_ptr,              # [T, W] (row stride out_stride), [T]
     topk_ptr, topk_stride,                      # [T, K] (row stride topk_stride, may be 0)
     qsl_ptr, seq_lens_ptr, gather_lens_ptr,     # [R+1], [R], [R] or None
+    err_ptr,                                    # [1] int32 or None: tokens with inconsistent metadata
     T, R, n_steps, top_step, M, N,
     TOPK: tl.constexpr, WINDOW: tl.constexpr, RATIO: tl.constexpr, WIDTH: tl.constexpr,
     BLOCK_T: tl.constexpr, BLOCK_W: tl.constexpr, SCAN: tl.constexpr,
@@ -179,12 +188,19 @@ def _combine_topk_swa_indices_kernel(
 
     q_start = tl.load(qsl_ptr + b) - base
     q_end = tl.load(qsl_ptr + b + 1) - base
-    owned = in_range & (tok < q_end)            # false for padding tokens past qsl[R]
     seq_len = tl.load(seq_lens_ptr + b)
     if gather_lens_ptr is not None:
-        gather_start = seq_len - tl.load(gather_lens_ptr + b)
+        gather_len = tl.load(gather_lens_ptr + b)
     else:
-        gather_start = tl.zeros((BLOCK_T,), tl.int32)
+        gather_len = seq_len
+    gather_start = seq_len - gather_len
+    # A token whose request's gathered tail is inconsistent or would leave the request's M rows gets an
+    # empty row: its window rows could otherwise point into another request's rows or past the workspace.
+    bad = in_range & (tok < q_end) & ((gather_len < 0) | (gather_len > seq_len) | (gather_len > M - N))
+    owned = in_range & (tok < q_end) & ~bad     # false for padding tokens past qsl[R]
+    if err_ptr is not None:
+        n_bad = tl.sum((bad & (pid_w == 0)).to(tl.int32), axis=0)
+        tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
     pos = seq_len - (q_end - q_start) + (tok - q_start)
     if RATIO > 0 and TOPK > 0:
         topk_len = tl.where(owned, tl.minimum(tl.maximum((pos + 1) // RATIO, 0), TOPK), 0)
@@ -235,13 +251,13 @@ def _check_tile(config) -> CombineTile:
 
 
 def _launch(combined, lens, topk_indices, query_start_loc, seq_lens, gather_lens, window, compress_ratio,
-            topk, M, N, config: CombineTile):
+            topk, M, N, config: CombineTile, errors=None):
     T, W, R = combined.shape[0], combined.shape[1], seq_lens.shape[0]
     block_t, block_w, num_warps = config
     n_steps = (triton.cdiv(R, _SCAN) - 1).bit_length()
     launch(_combine_topk_swa_indices_kernel, (triton.cdiv(T, block_t), triton.cdiv(W, block_w)),
            combined, combined.stride(0), lens, topk_indices, topk_indices.stride(0),
-           query_start_loc, seq_lens, gather_lens, T, R, n_steps, (1 << n_steps) >> 1, M, N,
+           query_start_loc, seq_lens, gather_lens, errors, T, R, n_steps, (1 << n_steps) >> 1, M, N,
            TOPK=topk, WINDOW=window, RATIO=compress_ratio, WIDTH=W, BLOCK_T=block_t, BLOCK_W=block_w,
            SCAN=_SCAN, num_warps=num_warps, num_stages=1)
 
@@ -259,14 +275,17 @@ def combine_topk_swa_indices(
     *,
     out: tuple[torch.Tensor, torch.Tensor] | None = None,   # caller-owned (combined [T, W], lens [T])
     check_metadata: bool = False,          # sync and validate the metadata values too
+    errors: torch.Tensor | None = None,    # int32 [1]: += tokens given empty rows for inconsistent metadata
     config: CombineTile | None = None,     # launch tile (default: chosen from T)
 ) -> tuple[torch.Tensor, torch.Tensor]:
     "Dense sparse-prefill index rows: each token's top-k workspace rows, then its window rows, -1 padded."
     if config is not None: _check_tile(config)
     T, K, R, W, window, compress_ratio, topk, M, N = _check_args(
         topk_indices, query_start_loc, seq_lens, gather_lens, window, compress_ratio, topk, M, N, out)
-    backend = select_backend(topk_indices, query_start_loc, seq_lens, gather_lens,
+    check_error_counter(errors)
+    backend = select_backend(topk_indices, query_start_loc, seq_lens, gather_lens, errors,
                              *(out if out is not None else ()))
+    check_not_meta(backend)
     if check_metadata and backend != "record":
         _check_metadata(T, query_start_loc, seq_lens, gather_lens, M, N)
     dev = topk_indices.device
@@ -277,11 +296,11 @@ def combine_topk_swa_indices(
         return combined, lens
     if backend == "torch" or R == 0:       # R == 0: every token is padding
         c, l = combine_topk_swa_indices_ref(topk_indices, query_start_loc, seq_lens, gather_lens, window,
-                                            compress_ratio, topk, M, N)
+                                            compress_ratio, topk, M, N, errors)
         combined.copy_(c), lens.copy_(l)
         return combined, lens
     _launch(combined, lens, topk_indices, query_start_loc, seq_lens, gather_lens, window, compress_ratio,
-            topk, M, N, config or _launch_config(T, W, backend))
+            topk, M, N, config or _launch_config(T, W, backend), errors)
     return combined, lens
 
 # %% ../../nbs/03b_combine_indices.ipynb #fdfd75c8
@@ -322,7 +341,9 @@ def _combine_indices_aot_examples():
             else:
                 ti = torch.empty(T, max(topk, 512), dtype=torch.int32, device=meta)
             for gl in (None, torch.empty(R, dtype=torch.int32, device=meta)):
-                combine_topk_swa_indices(ti, qsl, seq, gl, DSV41.window, ratio, topk, M=1 << 20, N=1 << 19)
+                for err in (None, torch.empty(1, dtype=torch.int32, device=meta)):
+                    combine_topk_swa_indices(ti, qsl, seq, gl, DSV41.window, ratio, topk, M=1 << 20, N=1 << 19,
+                                             errors=err)
 
 # %% ../../nbs/03b_combine_indices.ipynb #51eef05a
 def _bench_inputs(kind: str, T: int, device, ratio: int):
@@ -358,10 +379,16 @@ def _bench_combine_indices(ctx):
             sets += [_bench_inputs(kind, T, ctx.device, ratio) for _ in range(ctx.n_sets(sets[0][2]) - 1)]
             cases = [s[0] for s in sets]
             t = ctx.time([(lambda c=c: combine_topk_swa_indices(**c)) for c in cases])
+            err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
+            te = ctx.time([(lambda c=c: combine_topk_swa_indices(**c, errors=err)) for c in cases])
             tb = ctx.time([(lambda c=c: combine_topk_swa_indices_ref(**c)) for c in cases])
             ctx.row(case=f"{kind} r{ratio} T={T}", x=T, series=f"{kind} (ratio {ratio})", time_s=t, baseline_s=tb,
                     baseline="torch reference", bytes=sets[0][2], flops=None, bytes_written=sets[0][1],
                     T=T, R=cases[0]["seq_lens"].shape[0], W=combined_width(DSV41.topk), compress_ratio=ratio)
+            ctx.row(case=f"{kind} r{ratio} T={T} errors", x=T, series=f"{kind} (ratio {ratio}), errors counter",
+                    time_s=te, baseline_s=tb, baseline="torch reference", bytes=sets[0][2], flops=None,
+                    bytes_written=sets[0][1], T=T, R=cases[0]["seq_lens"].shape[0], W=combined_width(DSV41.topk),
+                    compress_ratio=ratio)
 
 
 @benchmark("combine_tune", "launch tiles of combine_topk_swa_indices at T = 1536 (prefill and a 256 x 6 verification batch)")
