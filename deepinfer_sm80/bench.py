@@ -13,6 +13,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -26,9 +27,10 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['VLLM_MODULES', 'HOPPER_ONLY_SASS', 'AMPERE_SASS', 'RESULTS_DIR', 'ISA_LABEL', 'HEADLINES', 'time_calls', 'vllm_op',
-           'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins', 'default_results_dir', 'markdown_table',
-           'load_results', 'latest_results', 'summary_table', 'plot_results', 'headline_table', 'run_benchmark', 'main']
+__all__ = ['VLLM_MODULES', 'HOPPER_ONLY_SASS', 'AMPERE_SASS', 'RESULTS_DIR', 'ISA_LABEL', 'X_NAMES', 'HEADLINES', 'time_calls',
+           'vllm_op', 'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins', 'default_results_dir',
+           'markdown_table', 'load_results', 'latest_results', 'summary_table', 'infer_x_label', 'plot_results',
+           'headline_table', 'run_benchmark', 'main']
 
 # %% ../nbs/90_bench.ipynb #10fb523f
 def _median_event_time(run: Callable[[], None], reps: int) -> float:
@@ -296,6 +298,22 @@ def summary_table(name: str, results_dir: str | Path | None = None, cases: list[
     return "\n".join(lines)
 
 
+X_NAMES = {"T": "tokens T", "context": "context length (tokens)", "R": "requests R", "N": "entries N"}
+
+
+def infer_x_label(rows: list[dict], x: str = "x") -> str | None:
+    "What a row's `x` is, read from its case name (`T=1536` with x = 1536 gives 'tokens T'); None when unclear."
+    keys = set()
+    for r in rows:
+        if x not in r: continue
+        pairs = dict(re.findall(r"(\w+)=(\S+)", r["case"]))
+        hit = [k for k, v in pairs.items() if v.rstrip("Kk").isdigit() and
+               int(v.rstrip("Kk")) * (1024 if v[-1] in "Kk" else 1) == r[x]]
+        if len(hit) != 1: return None
+        keys.add(hit[0])
+    return X_NAMES.get(keys.pop(), None) if len(keys) == 1 else None
+
+
 def plot_results(name: str, x: str = "x", results_dir: str | Path | None = None, metric: str = "frac_copy_bw",
                  xlabel: str | None = None):
     "Plot the newest record of `name` per ISA mode: time and fraction of the limit against `x`."
@@ -316,7 +334,8 @@ def plot_results(name: str, x: str = "x", results_dir: str | Path | None = None,
             if any("baseline_s" in r for r in rows):
                 ax1.plot(xs, [r.get("baseline_s", float("nan")) * 1e6 for r in rows], "x--", label=f"baseline, {lab}")
             ax2.plot(xs, [100 * r.get(metric, float("nan")) for r in rows], "o-", label=lab)
-    xlabel = xlabel or next(iter(latest.values())).get("x_label") or x
+    first = next(iter(latest.values()))
+    xlabel = xlabel or first.get("x_label") or infer_x_label(first["rows"], x) or x
     ax1.set(xlabel=xlabel, ylabel="time per call (us)", title=f"{name}: time", xscale="log", yscale="log")
     ax2.set(xlabel=xlabel, ylabel="% of measured " + ("copy bandwidth" if metric == "frac_copy_bw" else "tensor rate"),
             title=f"{name}: fraction of the limit", xscale="log", ylim=(0, 105))

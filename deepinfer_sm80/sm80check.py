@@ -63,7 +63,7 @@ def compile_record(rec: core.LaunchRecord, cc: int) -> dict:
     res = ptxas_resources(ptx, cc)
     smem = k.metadata.shared + res["static_smem"]
     return dict(kernel=rec.name, target=f"sm_{cc}", num_warps=rec.num_warps, num_stages=rec.num_stages,
-                constexprs={k_: v for k_, v in rec.constexprs.items() if not isinstance(v, type(None))},
+                constexprs=dict(rec.constexprs), signature={k_: str(v) for k_, v in rec.signature.items()},
                 shared=smem, mma_sync="mma.sync" in ptx, cp_async="cp.async" in ptx,
                 hopper_only=[op for op in HOPPER_ONLY_PTX if op in ptx], **res)
 
@@ -128,11 +128,16 @@ def run_gate(targets=TARGETS, progress=None) -> tuple[list[dict], list[str]]:
     return rows, failures
 
 
+def _settings(r: dict) -> dict:
+    "A row's launch settings: its constexprs and its argument types (a None argument is a different compilation)."
+    return {**{k: str(v) for k, v in r.get("signature", {}).items()}, **r["constexprs"]}
+
+
 def _varying(rows: list[dict]) -> dict[str, set]:
-    "Per kernel, the constexprs whose values differ between its recorded configurations."
+    "Per kernel, the constexprs and argument types whose values differ between its recorded configurations."
     seen = {}
     for r in rows:
-        for k, v in r["constexprs"].items(): seen.setdefault((r["kernel"], k), set()).add(repr(v))
+        for k, v in _settings(r).items(): seen.setdefault((r["kernel"], k), set()).add(repr(v))
     out = {}
     for (kern, k), vals in seen.items():
         if len(vals) > 1: out.setdefault(kern, set()).add(k)
@@ -140,23 +145,24 @@ def _varying(rows: list[dict]) -> dict[str, set]:
 
 
 def _config(r: dict, keys) -> str:
-    return ",".join(f"{k}={r['constexprs'][k]}" for k in sorted(keys))
+    s = _settings(r)
+    return ",".join(f"{k}={s.get(k, '-')}" for k in sorted(keys, key=lambda k: (k not in r["constexprs"], k)))
 
 
 def format_rows(rows: list[dict]) -> str:
-    "The gate's table: one row per kernel, configuration (the constexprs that vary) and target, nothing cut."
+    """The gate's table: one row per kernel, target and configuration. The configuration (the settings that vary
+    between a kernel's launches) comes last and is never cut, so rows that differ look different."""
     vary = _varying(rows)
     kw = max([len("kernel")] + [len(r["kernel"]) for r in rows])
-    cw = max([len("config")] + [len(_config(r, vary.get(r["kernel"], ()))) for r in rows])
-    head = (f"{'kernel':{kw}s} {'config':{cw}s} {'target':6s} {'warps':>5s} {'stages':>6s} {'smem KB':>8s} {'regs':>5s} "
-            f"{'spills':>7s} {'mma.sync':>8s} {'cp.async':>8s}  result")
+    head = (f"{'kernel':{kw}s} {'target':6s} {'warps':>5s} {'stages':>6s} {'smem KB':>8s} {'regs':>5s} "
+            f"{'spills':>7s} {'mma.sync':>8s} {'cp.async':>8s}  {'result':6s}  config")
     lines = [head, "-" * len(head)]
-    for r in sorted(rows, key=lambda r: (r["kernel"], str(sorted(r["constexprs"].items())), r["target"])):
+    for r in sorted(rows, key=lambda r: (r["kernel"], _config(r, vary.get(r["kernel"], ())), r["target"])):
         cfg = _config(r, vary.get(r["kernel"], ()))
-        lines.append(f"{r['kernel']:{kw}s} {cfg:{cw}s} {r['target']:6s} {r['num_warps']:5d} {r['num_stages']:6d} "
+        lines.append(f"{r['kernel']:{kw}s} {r['target']:6s} {r['num_warps']:5d} {r['num_stages']:6d} "
                      f"{r['shared'] / 1024:8.1f} {r['registers']:5d} {r['spill_stores'] + r['spill_loads']:7d} "
                      f"{'yes' if r['mma_sync'] else 'no':>8s} {'yes' if r['cp_async'] else 'no':>8s}  "
-                     + ("FAIL: " + "; ".join(r["fail"]) if r["fail"] else "ok"))
+                     f"{'FAIL' if r['fail'] else 'ok':6s}  {cfg}" + ("  (" + "; ".join(r["fail"]) + ")" if r["fail"] else ""))
     return "\n".join(lines)
 
 
