@@ -486,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"({time.time() - t0:.0f} s)")
     return 1 if any(r["failed"] for r in rows.values()) else 0
 
-
-if __name__ == "__main__":
+# %% ../nbs/93_fuzz.ipynb #2d00792c
+#| eval: false
+if __name__ == "__main__" and "get_ipython" not in globals():   # a script, not a notebook cell
     sys.exit(main())
