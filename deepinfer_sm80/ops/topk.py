@@ -467,5 +467,6 @@ def _bench_candidate_pool(ctx):
             t = ctx.time([(lambda s=s, p=p: topk_indices_in_pool(s, p)) for s, p in zip(sets, pools)])
             tb = ctx.time([(lambda s=s, m=m: torch.topk(s.masked_fill(~m, float("-inf")), DSV41.topk, dim=1,
                                                         sorted=False)) for s, m in zip(sets, masks)])
+            read = R * (4 * min(N, POOL_BLOCK * POOL_BLOCKS) + triton.cdiv(N, POOL_BLOCK) + 4 * POOL_BLOCKS)
             ctx.row(case=f"in_pool R={R} N={N}", x=N, series=f"topk_indices_in_pool batch {R}", time_s=t,
-                    baseline_s=tb, baseline="masked_fill + torch.topk", bytes=nbytes, R=R, N=N)
+                    baseline_s=tb, baseline="masked_fill + torch.topk", bytes=read, R=R, N=N)
