@@ -35,7 +35,7 @@ class MhcConsts(NamedTuple):
     sinkhorn_iters: int = 20       # row + column normalisations in all
 
 
-MHC = MhcConsts()
+MHC = MhcConsts()   # V4 values; the bundled V4.1-Flash config.json sets rms_norm_eps = 1e-20 (both eps)
 
 
 class MhcOut(NamedTuple):
@@ -381,16 +381,17 @@ _NM = 32                 # the 24 gate logits padded to a power of two
 _TARGET_PROGRAMS = 264   # ~2 programs per SM on an A100 (108 SMs) or an H200 (132)
 
 
-def seam_tile(T: int, H: int, interpreter: bool = False) -> MhcSeamTile:
-    """The default tile: 16 tokens x 64 columns per step (168 registers, no spills, 3 programs per SM); H is
-    split over programs until the grid has ~2 programs per SM, so small calls still use every SM."""
+def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
+    """The default tile: 16 tokens x 64 columns per step (168 registers, no spills, 3 programs per SM; with the
+    tap, 8 warps keep it from spilling); H is split over programs until the grid has ~2 programs per SM, so
+    small calls still use every SM."""
     if interpreter:
         return MhcSeamTile(16, 32, 2, 4, 1, 16, 32, 2)
     bt, bh = 16, 64
     n_tb, n_ch = triton.cdiv(T, bt), triton.cdiv(H, bh)
     split = max(1, min(n_ch, triton.cdiv(_TARGET_PROGRAMS, n_tb)))
     fin_split = max(1, min(triton.cdiv(H, 512), triton.cdiv(_TARGET_PROGRAMS, triton.cdiv(T, 16))))
-    return MhcSeamTile(bt, bh, split, 4, 1, 16, 512, fin_split)
+    return MhcSeamTile(bt, bh, split, 8 if aux else 4, 1, 16, 512, fin_split)
 
 
 def _check_params(fn, scale, base, norm_weight, H, dev):
@@ -424,7 +425,7 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
     out = _outputs(out, T, H, f.device, capture_aux)
     if T == 0:
         return out
-    cfg = cfg or seam_tile(T, H, backend == "interpreter")
+    cfg = cfg or seam_tile(T, H, backend == "interpreter", capture_aux)
     if cfg.block_t < 16:
         raise InputError(f"config.block_t must be >= 16 (the gate projection is a tl.dot), got {cfg.block_t}")
     n_ch = triton.cdiv(H, cfg.block_h)
