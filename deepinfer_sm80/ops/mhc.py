@@ -18,7 +18,7 @@ from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_te
 __all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'MHC_TUNE_TILES', 'MhcConsts', 'MhcOut', 'mhc_gates_ref', 'mhc_post_ref',
            'mhc_collapse_ref', 'mhc_stream_mean_ref', 'rmsnorm_ref', 'mhc_seam_ref', 'mhc_first_site_ref',
            'mhc_site_params', 'mhc_carried_gates', 'MhcSeamTile', 'MhcPostTile', 'seam_tile', 'mhc_first_site',
-           'mhc_fused_post_pre_delayed', 'mhc_post']
+           'mhc_fused_post_pre_delayed', 'mhc_post', 'mhc_seam_tilelang', 'mhc_fused_post_pre_delayed_tilelang']
 
 # %% ../../nbs/04a_mhc.ipynb #b38e6d11
 DSV41_HIDDEN = 5120          # hidden size of V4.1-Flash (config.json text_config.hidden_size)
@@ -440,6 +440,14 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
            out.residual, x, out.aux if capture_aux else x, wmix, wsq, T, H, cps, 0,
            FIRST=first, AUX=capture_aux, PTX=ptx, BT=cfg.block_t, BH=cfg.block_h, NM=_NM,
            num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx)
+    return out
+
+
+def _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx):
+    "Sum the split partials into the gates and normalise the collapse in place (`_mhc_finish_kernel`)."
+    T, H = out.layer_input.shape
+    x = out.layer_input
     norm = norm_weight is not None
     n_fch = triton.cdiv(H, cfg.fin_block_h)
     fcpp = triton.cdiv(n_fch, min(cfg.fin_split, n_fch)) if norm else n_fch
@@ -448,7 +456,6 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
            T, H, split, fcpp, float(consts.rms_eps), float(consts.norm_eps), float(consts.hc_eps),
            float(consts.post_mult), ITERS=consts.sinkhorn_iters, NORM=norm, PTX=ptx, BT=cfg.fin_block_t,
            BH=cfg.fin_block_h, NM=_NM, num_warps=4, num_stages=1)
-    return out
 
 
 def _torch_out(ref: MhcOut) -> MhcOut:
@@ -515,6 +522,134 @@ def mhc_post(f: torch.Tensor, residual: torch.Tensor, post: torch.Tensor, comb: 
            num_warps=cfg.num_warps, num_stages=1)
     return out
 
+# %% ../../nbs/04a_mhc.ipynb #7f48ed17
+def _tl_mul(a, b):
+    import tilelang.language as T
+    return T.call_extern("float32", "__fmul_rn", a, b)
+
+
+def _tl_add(a, b):
+    import tilelang.language as T
+    return T.call_extern("float32", "__fadd_rn", a, b)
+
+
+def _tl_post_expr(p, fv, cs, rs):
+    "post_j F + sum_k comb[k, j] R_k as one fp32 expression, each product and sum rounded once, k = 0..3."
+    v = _tl_mul(p, fv)
+    for c, rv in zip(cs, rs):
+        v = _tl_add(v, _tl_mul(c, rv))
+    return v
+
+
+def mhc_seam_tilelang(H: int, n_split: int, BT: int = 16, BH: int = 64, threads: int = 128):
+    "The seam's streaming pass as a TileLang prim_func (H must be a multiple of BH x n_split); needs tilelang."
+    import tilelang.language as T
+    chunks = H // (BH * n_split)
+    if chunks * BH * n_split != H:
+        raise InputError(f"H = {H} is not a multiple of {BH} x n_split = {BH * n_split}")
+    f32, bf16 = "float32", "bfloat16"
+    NT = T.dynamic("num_tokens")
+
+    @T.prim_func
+    def seam(f: T.Tensor((NT, H), bf16), r: T.Tensor((NT, 4, H), bf16), post: T.Tensor((NT, 4), f32),
+             comb: T.Tensor((NT, 16), f32), pre: T.Tensor((NT, 4), f32), fn: T.Tensor((24, 4 * H), f32),
+             rout: T.Tensor((NT, 4, H), bf16), uout: T.Tensor((NT, H), bf16),
+             wmix: T.Tensor((n_split, NT, 32), f32), wsq: T.Tensor((n_split, NT, 2), f32)):
+        with T.Kernel(T.ceildiv(NT, BT), n_split, threads=threads) as (bt, s):
+            x_sh = T.alloc_shared((BT, BH), bf16)
+            w_hi = T.alloc_shared((32, BH), bf16)
+            w_lo = T.alloc_shared((32, BH), bf16)
+            acc = T.alloc_fragment((BT, 32), f32)
+            u = T.alloc_fragment((BT, BH), f32)
+            sq_u = T.alloc_fragment((BT, BH), f32)
+            sq_r = T.alloc_fragment((BT, BH), f32)
+            red = T.alloc_fragment((BT,), f32)
+            T.clear(acc)
+            T.clear(sq_u)
+            T.clear(sq_r)
+            for c in T.serial(chunks):
+                h0 = (s * chunks + c) * BH
+                for j in range(4):                                 # unrolled while the kernel is traced
+                    for i, h in T.Parallel(BT, BH):
+                        t = bt * BT + i
+                        ok = t < NT
+                        x_sh[i, h] = T.cast(_tl_post_expr(
+                            T.if_then_else(ok, post[t, j], 0.0), T.if_then_else(ok, T.cast(f[t, h0 + h], f32), 0.0),
+                            [T.if_then_else(ok, comb[t, k * 4 + j], 0.0) for k in range(4)],
+                            [T.if_then_else(ok, T.cast(r[t, k, h0 + h], f32), 0.0) for k in range(4)]), bf16)
+                    for m, h in T.Parallel(32, BH):
+                        w = T.if_then_else(m < 24, fn[m, j * H + h0 + h], 0.0)
+                        w_hi[m, h] = T.cast(w, bf16)
+                        w_lo[m, h] = T.cast(w - T.cast(T.cast(w, bf16), f32), bf16)
+                    for i, h in T.Parallel(BT, BH):
+                        t = bt * BT + i
+                        xv = T.cast(x_sh[i, h], f32)
+                        if t < NT:
+                            rout[t, j, h0 + h] = x_sh[i, h]
+                        sq_r[i, h] += xv * xv
+                        p = T.if_then_else(t < NT, pre[t, j], 0.0)
+                        if j == 0:
+                            u[i, h] = _tl_mul(p, xv)
+                        else:
+                            u[i, h] = _tl_add(u[i, h], _tl_mul(p, xv))
+                    T.gemm(x_sh, w_hi, acc, transpose_B=True)
+                    T.gemm(x_sh, w_lo, acc, transpose_B=True)
+                for i, h in T.Parallel(BT, BH):
+                    t = bt * BT + i
+                    ub = T.cast(u[i, h], bf16)
+                    if t < NT:
+                        uout[t, h0 + h] = ub
+                    sq_u[i, h] += T.cast(ub, f32) * T.cast(ub, f32)
+            for i, m in T.Parallel(BT, 32):
+                if bt * BT + i < NT:
+                    wmix[s, bt * BT + i, m] = acc[i, m]
+            T.reduce_sum(sq_u, red, dim=1)
+            for i in T.Parallel(BT):
+                if bt * BT + i < NT:
+                    wsq[s, bt * BT + i, 0] = red[i]
+            T.reduce_sum(sq_r, red, dim=1)
+            for i in T.Parallel(BT):
+                if bt * BT + i < NT:
+                    wsq[s, bt * BT + i, 1] = red[i]
+
+    return seam
+
+
+_TL_KERNELS: dict = {}
+
+
+def _tilelang_split(T: int, H: int, BH: int = 64) -> int:
+    "The largest divisor of H / BH that keeps the grid near two programs per SM."
+    n_ch = H // BH
+    want = max(1, min(n_ch, triton.cdiv(_TARGET_PROGRAMS, triton.cdiv(T, 16))))
+    return max(d for d in range(1, want + 1) if n_ch % d == 0)
+
+
+def mhc_fused_post_pre_delayed_tilelang(f, residual, post, comb, pre, fn, scale, base, norm_weight,
+                                        consts: MhcConsts = MHC, out: MhcOut | None = None) -> MhcOut:
+    "`mhc_fused_post_pre_delayed` (no tap) with the streaming pass in TileLang; CUDA tensors and tilelang needed."
+    import tilelang
+    check_tensor("f", f, dtype=torch.bfloat16, ndim=2)
+    T, H = f.shape
+    dev = f.device
+    if dev.type != "cuda":
+        raise InputError(f"the TileLang seam runs on CUDA tensors, got {dev}")
+    check_tensor("residual", residual, dtype=torch.bfloat16, shape=(T, HC, H), device=dev)
+    _check_gates(post, comb, T, dev)
+    check_tensor("pre", pre, dtype=torch.float32, shape=(T, HC), device=dev)
+    _check_params(fn, scale, base, norm_weight, H, dev)
+    out = _outputs(out, T, H, dev, False)
+    if T == 0:
+        return out
+    split = _tilelang_split(T, H)
+    if (H, split) not in _TL_KERNELS:
+        _TL_KERNELS[H, split] = tilelang.compile(mhc_seam_tilelang(H, split), target="cuda")
+    wmix = torch.empty(split, T, _NM, dtype=torch.float32, device=dev)
+    wsq = torch.empty(split, T, 2, dtype=torch.float32, device=dev)
+    _TL_KERNELS[H, split](f, residual, post, comb.view(T, HC * HC), pre, fn, out.residual, out.layer_input, wmix, wsq)
+    _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, seam_tile(T, H), True)
+    return out
+
 # %% ../../nbs/04a_mhc.ipynb #bb8230b5
 @selftest("mhc")
 def _mhc_selftest(device) -> str:
@@ -549,14 +684,22 @@ def _mhc_aot_examples():
         mhc_post(f, R, post, comb)
 
 
+def _tilelang_available() -> bool:
+    try:
+        import tilelang  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def _seam_inputs(T: int, H: int, device):
     f = torch.randn(T, H, device=device).bfloat16()
     R = torch.randn(T, HC, H, device=device).bfloat16()
     return f, R, *mhc_carried_gates(T, device)
 
 
-@benchmark("mhc_seam", "mHC seam (post + collapse + RMSNorm + next gates), first site and post at H = 5120, "
-           "vs the unfused torch reference")
+@benchmark("mhc_seam", "mHC seam (post + collapse + RMSNorm + next gates; Triton, and TileLang when installed), first "
+           "site and post at H = 5120, vs the unfused torch reference")
 def _bench_mhc_seam(ctx):
     ctx.x_label = "tokens T"
     H = DSV41_HIDDEN
@@ -568,6 +711,9 @@ def _bench_mhc_seam(ctx):
         t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed(*s, *params) for s in sets])
         tb = ctx.time([lambda s=s: mhc_seam_ref(*s, *params, dtype=torch.float32) for s in sets])
         ctx.row(case=f"seam T={T}", x=T, series="seam", time_s=t, baseline_s=tb, bytes=nbytes, T=T, H=H)
+        if _tilelang_available():
+            t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed_tilelang(*s, *params) for s in sets])
+            ctx.row(case=f"seam TileLang T={T}", x=T, series="seam (TileLang pass)", time_s=t, bytes=nbytes, T=T, H=H)
         t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed(*s, *params, capture_aux=True) for s in sets])
         ctx.row(case=f"seam+tap T={T}", x=T, series="seam + stream mean", time_s=t, bytes=11 * H * 2 * T, T=T, H=H)
         t = ctx.time([lambda s=s: mhc_post(*s[:4]) for s in sets])
