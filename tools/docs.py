@@ -216,7 +216,7 @@ def run_log() -> str:
             sass = f"; SASS check: {'FOUND' if found else 'no'} Hopper-only instructions in {len(rec['sass_check'])} cubins"
         out.append(f"#### {rec['name']}: {env['isa_label']}, {env['date']}\n\n"
                    f"`{p.relative_to(ROOT)}`; {env['gpu']}, torch {env['torch']}, triton {env['triton']}; command "
-                   f"`python -m deepinfer_sm80.bench {rec['name']}{' --quick' if rec.get('quick') else ''}"
+                   f"`deepinfer-sm80 bench {rec['name']}{' --quick' if rec.get('quick') else ''}"
                    f"{' --isa sm80' if env['isa'] == 'sm80' else ''}`; measured limits: copy {lim['copy_bw'] / 1e12:.2f} "
                    f"TB/s, bf16 {lim['tensor_rate_torch'] / 1e12:.0f} TFLOP/s (torch), "
                    f"{lim['tensor_rate_triton'] / 1e12:.0f} TFLOP/s (Triton, this ISA){sass}\n\n"
