@@ -188,20 +188,22 @@ def _combine_topk_swa_indices_kernel(
 
     q_start = tl.load(qsl_ptr + b) - base
     q_end = tl.load(qsl_ptr + b + 1) - base
+    owned = in_range & (tok < q_end)            # false for padding tokens past qsl[R]
     seq_len = tl.load(seq_lens_ptr + b)
     if gather_lens_ptr is not None:
         gather_len = tl.load(gather_lens_ptr + b)
     else:
         gather_len = seq_len
     gather_start = seq_len - gather_len
+    pos = seq_len - (q_end - q_start) + (tok - q_start)
     # A token whose request's gathered tail is inconsistent or would leave the request's M rows gets an
-    # empty row: its window rows could otherwise point into another request's rows or past the workspace.
-    bad = in_range & (tok < q_end) & ((gather_len < 0) | (gather_len > seq_len) | (gather_len > M - N))
-    owned = in_range & (tok < q_end) & ~bad     # false for padding tokens past qsl[R]
+    # empty row (its window rows could point into another request's rows or past the workspace): at
+    # pos = -1 both lengths below come out 0.
+    bad = owned & ((gather_len < 0) | (gather_len > seq_len) | (gather_len > M - N))
+    pos = tl.where(bad, -1, pos)
     if err_ptr is not None:
         n_bad = tl.sum((bad & (pid_w == 0)).to(tl.int32), axis=0)
         tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
-    pos = seq_len - (q_end - q_start) + (tok - q_start)
     if RATIO > 0 and TOPK > 0:
         topk_len = tl.where(owned, tl.minimum(tl.maximum((pos + 1) // RATIO, 0), TOPK), 0)
     else:

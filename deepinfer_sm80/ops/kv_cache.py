@@ -185,7 +185,7 @@ def _max_propagating_nan(a, b):
 def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, err_ptr, n_tokens, n_slots, block_stride,
                                         BLOCK_SIZE: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr,
                                         GROUP: tl.constexpr, DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr,
-                                        SCALE_FLOOR: tl.constexpr, TOKENS: tl.constexpr):
+                                        SCALE_FLOOR: tl.constexpr, TOKENS: tl.constexpr, INTERPRET: tl.constexpr):
     NG: tl.constexpr = (NOPE + ROPE) // GROUP            # 8: seven no-RoPE groups, one padding row
     r = tl.arange(0, TOKENS * NG)
     tok = tl.program_id(0).to(tl.int64) * TOKENS + r // NG                       # [ROWS]
@@ -199,7 +199,11 @@ def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, err_ptr, n_t
     j = tl.arange(0, GROUP)[None, :]
     x = tl.load(k_ptr + tok[:, None] * (NOPE + ROPE) + g[:, None] * GROUP + j, mask=(ok & is_nope)[:, None], other=0.0)
     x = x.to(tl.float32)                                                         # [ROWS, GROUP]
-    amax = tl.reduce(tl.abs(x), 1, _max_propagating_nan)                         # NaN if the group has one
+    if INTERPRET:      # the interpreter runs a custom reduction element by element: the same result, cheaper
+        nonfinite = tl.max(((x != x) | (tl.abs(x) == float("inf"))).to(tl.int32), axis=1)
+        amax = tl.where(nonfinite > 0, float("nan"), tl.max(tl.abs(x), axis=1))
+    else:
+        amax = tl.reduce(tl.abs(x), 1, _max_propagating_nan)                     # NaN if the group has one
     finite = amax < float("inf")
     e = e4m3_scale_exponent(tl.maximum(amax, SCALE_FLOOR))
     inv_scale = ((127 - e) << 23).to(tl.float32, bitcast=True)                    # 2^-e, exact
@@ -238,7 +242,7 @@ def _launch_insert(k, k_cache, slot_mapping, block_size, errors, cfg: KVTile):
                slot_mapping, errors, k.shape[0], k_cache.shape[0] * block_size, k_cache.shape[1],
                BLOCK_SIZE=block_size, NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
                SCALE_BYTES=KV.scale_bytes, SCALE_FLOOR=DSV41.scale_floor, TOKENS=cfg.tokens,
-               num_warps=cfg.num_warps, num_stages=1)
+               INTERPRET=_core.interpreting(), num_warps=cfg.num_warps, num_stages=1)
 
 
 def quantize_and_insert_k_cache(k: torch.Tensor, k_cache: torch.Tensor, slot_mapping: torch.Tensor,
