@@ -522,7 +522,7 @@ def mhc_post(f: torch.Tensor, residual: torch.Tensor, post: torch.Tensor, comb: 
            num_warps=cfg.num_warps, num_stages=1)
     return out
 
-# %% ../../nbs/04a_mhc.ipynb #7f48ed17
+# %% ../../nbs/04a_mhc.ipynb #62dd0f08
 def _tl_mul(a, b):
     import tilelang.language as T
     return T.call_extern("float32", "__fmul_rn", a, b)
