@@ -207,11 +207,12 @@ def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, err_ptr, n_t
     finite = amax < float("inf")
     e = e4m3_scale_exponent(tl.maximum(amax, SCALE_FLOOR))
     inv_scale = ((127 - e) << 23).to(tl.float32, bitcast=True)                    # 2^-e, exact
-    nan_fill = tl.where(finite, 0, 0xFF)                                         # non-finite group: codes 0xFF
-    codes = (f32_to_e4m3_finite(x * inv_scale[:, None]) | nan_fill[:, None]).to(tl.uint8)   # |x / 2^e| <= 448
+    codes = f32_to_e4m3_finite(x * inv_scale[:, None]).to(tl.uint8)             # |x / 2^e| <= 448 by choice of e
 
     data, scale_row = slot_rows(slot, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
-    tl.store(cache_ptr + data[:, None] + g[:, None] * GROUP + j, codes, mask=(ok & is_nope)[:, None])
+    code_ptr = cache_ptr + data[:, None] + g[:, None] * GROUP + j
+    tl.store(code_ptr, codes, mask=(ok & is_nope & finite)[:, None])
+    tl.store(code_ptr, tl.full((TOKENS * NG, GROUP), 0xFF, tl.uint8), mask=(ok & is_nope & ~finite)[:, None])  # NaN group
     tl.store(cache_ptr + scale_row + g, tl.where(is_nope, tl.where(finite, e + 127, 255), 0).to(tl.uint8), mask=ok)
 
     # The RoPE dims are copied as they are: bf16 in, bf16 out, no conversion.
