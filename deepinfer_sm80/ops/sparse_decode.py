@@ -309,8 +309,8 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                 m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S)
     if err_ptr is not None:  # the first head block counts the out-of-range slots of its split
         if tl.program_id(2) == 0:
-            n_err = tl.sum(n_err, 0)
-            tl.atomic_add(err_ptr, n_err, mask=n_err > 0)
+            n_bad = tl.sum(n_err, 0)
+            tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
     if FLOOR:               # the query rows count once per token, the records once per split
         tot = tl.where(sp == 0, _chunks_checksum(qs), 0) + tl.sum(csum, 0)
         if SPLIT:
@@ -626,6 +626,13 @@ def _sparse_decode_aot_examples():
                                 sparse_decode_floor(q, cache, e(T, 136), sink=sink, plan=plan, **kw)
                                 plan1 = plan_decode(q, e(T, 136), c_idx, tile=ONE_READ_TILE, splits=S)
                                 sparse_decode_floor(q, cache, e(T, 136), sink=sink, plan=plan1, **kw)
+    for H in (16, 64):                                  # the errors counter: the rules' tiles, one and several splits
+        q, sink, cache = e(4, H, HEAD_DIM, dt=torch.bfloat16), e(H, dt=torch.float32), e(4096, KV.block_stride(64), dt=torch.uint8)
+        for S in (None, 1):
+            for with_cmp in (True, False):
+                c_idx = e(4, 512) if with_cmp else None
+                sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
+                                   plan=plan_decode(q, e(4, 136), c_idx, splits=S))
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every reduction tile (splits rounded up to a power of two)
         sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan_decode(q, e(2, 136), e(2, 512), splits=S))

@@ -345,5 +345,6 @@ def _sparse_prefill_aot_examples():
         sink = e(H, dt=torch.float32)
         for lens in (None, e(1536)):
             for config in (TWO_PASS, PREFILL_TILES[H]):
-                sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
-                                    e(1536, 640), sink, lens, config=config)
+                for errors in (None, e(1)) if lens is None else (None,):      # with and without the counter
+                    sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
+                                        e(1536, 640), sink, lens, config=config, errors=errors)
