@@ -560,6 +560,11 @@ def _bench_sparse_decode(ctx):
                 baseline="torch reference (dequantize, attend)", bytes=_decode_bytes(T, 64, 640),
                 flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=65_536, splits=plan.splits, floor_s=tf,
                 vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1)
+        err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
+        te = ctx.time([lambda a=a: sparse_attn_decode(**a, plan=plan, errors=err) for a in sets])
+        ctx.row(case=f"T={T} context=64K errors", x=T, series="decode with the errors counter", time_s=te,
+                baseline_s=t, baseline="decode without the counter (same run)", bytes=_decode_bytes(T, 64, 640),
+                tokens=T, context=65_536)
     for context in ([16_384, 1 << 20] if ctx.quick else [16_384, 65_536, 262_144, 1 << 20]):
         sets = _decode_sets(ctx, 6, context, requests=1)
         plan = plan_for(sets[0])

@@ -314,6 +314,10 @@ def _bench_sparse_prefill(ctx):
         ctx.row(case=f"T={T}", x=T, series="prefill", time_s=t, baseline_s=tb, baseline="torch reference (fp32)",
                 flops=4 * T * 64 * 640 * HEAD_DIM, bytes=T * (640 * (2 * HEAD_DIM + 4) + 4 * 64 * HEAD_DIM),
                 tokens=T)
+        err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
+        te = ctx.time([lambda a=a: sparse_attn_prefill(**a, errors=err) for a in sets])
+        ctx.row(case=f"T={T} errors", x=T, series="prefill with the errors counter", time_s=te, baseline_s=t,
+                baseline="prefill without the counter (same run)", flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T)
 
 
 # variations of TWO_PASS the tuning sweep times
