@@ -5,6 +5,7 @@
 # %% ../nbs/00_core.ipynb #20fb1ae0
 from __future__ import annotations
 
+import deepinfer_sm80  # noqa: F401  (first: without a GPU it turns the Triton interpreter on before triton loads)
 import os
 import contextlib
 import dataclasses

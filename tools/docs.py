@@ -160,19 +160,24 @@ def site(execute: bool = True) -> None:
     PROC.mkdir(parents=True)
     nbs = sorted(NBS.glob("*.ipynb"), key=lambda p: (p.stem != "index", p.stem))
     nbs = [p for p in nbs if not p.stem.startswith("_")]
-    titles = {}
+    titles, failed = {}, []
     for p in nbs:
         t0 = time.perf_counter()
-        print(f"executing {p.name}", end=" ", flush=True)
-        _, titles[p.stem] = _process(p, execute)
-        print(f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        print(f"executing {p.name}", flush=True)
+        try:
+            _, titles[p.stem] = _process(p, execute)
+        except Exception as e:                     # go on, so that one run names every notebook that fails
+            failed.append(p.name)
+            print(f"FAILED {p.name}: {type(e).__name__}: {str(e)[-3000:]}", flush=True)
+            continue
+        print(f"  {p.name}: {time.perf_counter() - t0:.0f} s", flush=True)
     for md in sorted((ROOT / "docs").glob("*.md")):
         (PROC / md.name).write_text(_rewrite_links(md.read_text(), "../"))
     _mathjax(PROC / "js")
     (PROC / "js" / "site-check.js").write_text(SITE_JS)
     (PROC / "css").mkdir(exist_ok=True)
     (PROC / "css" / "site.css").write_text(SITE_CSS)
-    nav = [{"Home": "index.ipynb"}] + [{f"{p.stem.split('_')[0]} {titles[p.stem]}": p.name} for p in nbs if p.stem != "index"] + \
+    nav = [{"Home": "index.ipynb"}] + [{f"{p.stem.split('_')[0]} {titles[p.stem]}": p.name} for p in nbs if p.stem in titles and p.stem != "index"] + \
           [{md.stem.replace("_", " ").title(): md.name} for md in sorted((ROOT / "docs").glob("*.md"))]
     import yaml
     cfg = dict(site_name="deepinfer-sm80", docs_dir=str(PROC), site_dir=str(SITE), nav=nav,
@@ -193,6 +198,8 @@ def site(execute: bool = True) -> None:
                      r'const diagrams = document\.querySelectorAll\("\.jp-Mermaid.*?</script>', "", new, flags=re.S)
         if new != html: page.write_text(new)
     print(f"site built in {SITE}")
+    if failed:
+        sys.exit(f"{len(failed)} notebook(s) do not run to the end as Jupyter runs them: {failed}")
 
 
 def _between(text: str, tag: str, body: str) -> str:
@@ -295,8 +302,9 @@ def check() -> None:
     if not chromium:
         sys.exit("chromium not found (apt-get install chromium)")
     import http.server, threading, functools
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(SITE))
-    handler.log_message = lambda *a, **k: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args): pass
+    handler = functools.partial(Quiet, directory=str(SITE))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     port = httpd.server_address[1]
@@ -326,6 +334,8 @@ def check() -> None:
             if len(dom) < 2000: problems.append("page did not render")
             if "Traceback (most recent call last)" in dom: problems.append("a traceback on the page")
             if imgs < plots: problems.append(f"{imgs} of {plots} plots shown")
+            if src.suffix == ".ipynb" and re.search(r"matplotlib\.use\(|plt\.switch_backend\(", src.read_text()):
+                problems.append("the notebook switches matplotlib's backend, so its figures never reach the page")
             if has_math and attr("math") in ("0", "?"): problems.append("math not rendered")
             if attr("math-errors") not in ("0", "?"): problems.append(f"{attr('math-errors')} math errors")
             if attr("wide") not in ("none",): problems.append(f"wider than the page: {attr('wide')}")
