@@ -5,17 +5,13 @@
 # %% ../nbs/91_sm80check.ipynb #a80e8b39
 from __future__ import annotations
 
-import os
-import sys
-if "triton" not in sys.modules:
-    os.environ["TRITON_INTERPRET"] = "0"   # compile real kernels, even on a machine without a GPU
-# (imported into a process that already runs the interpreter, e.g. a notebook, `main` compiles in a child process)
-
 import argparse
 import importlib
 import json
+import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -183,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.json and not Path(a.json).resolve().parent.is_dir():
         p.error(f"--json {a.json}: folder {Path(a.json).resolve().parent} does not exist")
-    if core.interpreting():                # triton was imported for the interpreter: compile in a fresh process
+    if core.interpreting():     # triton runs as the interpreter here (no GPU): compile real kernels in a fresh process
         return subprocess.call([sys.executable, "-m", "deepinfer_sm80.sm80check", *argv],
                                env=dict(os.environ, TRITON_INTERPRET="0"))
     t0 = time.perf_counter()
