@@ -356,6 +356,10 @@ HEADLINES = (   # (kernel, benchmark, case, shape shown, limit: copy | tensor | 
     ("`sparse_attn_decode`", "sparse_decode", "T=256 context=64K", "256 tokens", "tensor"),
     ("`sparse_attn_prefill`", "sparse_prefill", "T=1536", "T = 1536, 64 heads, 640 keys", "tensor"),
     ("`sparse_attn_prefill`", "sparse_prefill", "T=8192", "T = 8192", "tensor"),
+    ("`topk_indices` (k = 512, vs `torch.topk`)", "topk", "batch 1 N=1048576", "1 row x 1M entries", "copy"),
+    ("`topk_indices` (k = 512, vs `torch.topk`)", "topk", "batch 64 N=1048576", "64 rows x 1M entries", "copy"),
+    ("`mhc_fused_post_pre_delayed`", "mhc_seam", "seam T=12", "T = 12, H = 5120", "copy"),
+    ("`mhc_fused_post_pre_delayed`", "mhc_seam", "seam T=8192", "T = 8192, H = 5120", "copy"),
 )
 
 
@@ -376,8 +380,12 @@ def headline_table(headlines=HEADLINES, results_dir: str | Path | None = None) -
     lines = ["| kernel | shape | time, native / SM80 ISA (us) | vs PyTorch reference | limit | native / SM80 ISA | records |",
              "|---|---|---|---|---|---|---|"]
     for kernel, name, case, shape, limit in headlines:
-        latest = latest_results(name, results_dir)
-        rows = {isa: next((r for r in rec["rows"] if r["case"] == case), None) for isa, rec in latest.items()}
+        recs = load_results(name, results_dir)[::-1]          # newest first: the newest record holding this case
+        latest = {}
+        for isa in ("native", "sm80"):
+            hit = next(((rec, r) for rec in recs if rec["env"]["isa"] == isa for r in rec["rows"] if r["case"] == case), None)
+            if hit: latest[isa] = hit[0]
+        rows = {isa: next(r for r in rec["rows"] if r["case"] == case) for isa, rec in latest.items()}
         pick = [rows.get(isa) for isa in ("native", "sm80")]
         if not any(pick):
             lines.append(f"| {kernel} | {shape} | no record | | | | |")
