@@ -8,11 +8,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import torch
-import triton
-import triton.language as tl
-
 from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_tensor, launch,
                                  select_backend, selftest)
+import triton
+import triton.language as tl
 
 # %% auto #0
 __all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'MHC_TUNE_TILES', 'MhcConsts', 'MhcOut', 'mhc_gates_ref', 'mhc_post_ref',
@@ -52,7 +51,7 @@ def mhc_gates_ref(residual: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor,
                   consts: MhcConsts = MHC, dtype: torch.dtype = torch.float64):
     "The gates (post [T, 4], comb [T, 4, 4], pre [T, 4]) of one site from its streams [T, 4, H], in `dtype`."
     T = residual.shape[0]
-    x = residual.reshape(T, -1).to(dtype)
+    x = residual.reshape(T, residual.shape[1] * residual.shape[2]).to(dtype)
     fn, scale, base = fn.to(dtype), scale.to(dtype), base.to(dtype)
     mix = (x @ fn.T) * torch.rsqrt(x.square().mean(-1, keepdim=True) + consts.rms_eps)
     pre = torch.sigmoid(mix[:, :HC] * scale[0] + base[:HC]) + consts.hc_eps

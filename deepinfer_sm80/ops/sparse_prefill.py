@@ -35,7 +35,12 @@ class TwoPassConfig(NamedTuple):
     values_stages: int = 3
 
 
-TWO_PASS = TwoPassConfig()    # the default, tuned on the H200 in SM80 mode (`sparse_prefill_tune`)
+# The default, tuned on the H200 in SM80 mode (`sparse_prefill_tune`) with triton 3.6: 4 warps for the values
+# pass (8 were 37% slower there). Triton 3.8 (the one vLLM 0.33 installs) needs 3 more registers for that tile
+# and spills 12-36 bytes on sm_80/sm_86, so there the values pass takes 8 warps (175 registers, no spills;
+# not yet timed on a GPU with triton 3.8).
+_TRITON_3_8 = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 8)
+TWO_PASS = TwoPassConfig(values_warps=8 if _TRITON_3_8 else 4)
 # the fused kernel's tile per head count (`sparse_prefill_tune`)
 PREFILL_TILES = {8: AttnTile(16, 32, 8), 16: AttnTile(16, 32, 8), 32: AttnTile(32, 16, 4), 64: AttnTile(32, 16, 4),
                  128: AttnTile(32, 16, 4)}

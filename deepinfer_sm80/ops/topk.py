@@ -9,11 +9,10 @@ import operator
 from typing import NamedTuple
 
 import torch
-import triton
-import triton.language as tl
-
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
+import triton
+import triton.language as tl
 
 # %% auto #0
 __all__ = ['MAX_K', 'GPU_TILE', 'CPU_TILE', 'POOL_BLOCK', 'POOL_BLOCKS', 'topk_indices_ref', 'TopkTile', 'topk_indices',
