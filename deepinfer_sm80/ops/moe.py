@@ -350,7 +350,7 @@ class MoEConfig(NamedTuple):
     sum_block: int = 1024
 
 
-MOE_DECODE = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 128, 4, 3))
+MOE_DECODE = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4))
 MOE_PREFILL = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3))
 
 
