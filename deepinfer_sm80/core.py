@@ -18,11 +18,11 @@ import triton
 
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
-           'SELFTESTS', 'BENCHMARKS', 'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo',
-           'device_info', 'InputError', 'UnsupportedDeviceError', 'check_tensor', 'interpreting', 'select_backend',
-           'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording', 'launch', 'selftest', 'benchmark',
-           'package_modules', 'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note',
-           'skip_gpu_cells_without_cuda']
+           'SELFTESTS', 'BENCHMARKS', 'GUARD_BYTE', 'FUZZ_CASES', 'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants',
+           'GpuSpec', 'DeviceInfo', 'device_info', 'InputError', 'UnsupportedDeviceError', 'check_tensor',
+           'interpreting', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording',
+           'launch', 'selftest', 'benchmark', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
+           'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -187,16 +187,22 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
+_RECORDING: list | None = None     # the launches being recorded, inside `recording()` (below)
+
+
 def select_backend(*tensors: torch.Tensor, min_capability: tuple[int, int] = (8, 0)) -> str:
     "Decide how a call runs: 'triton', 'interpreter', 'torch' or 'record' (compile gate)."
     devices = {t.device for t in tensors if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
         raise InputError(f"all tensors must be on one device, got {sorted(map(str, devices))}")
     dev = devices.pop() if devices else torch.device("cpu")
+    if dev.type == "meta":
+        if _RECORDING is None:
+            raise InputError("meta tensors: kernels run on CPU or CUDA tensors; meta tensors are accepted only "
+                             "while the compile gate records launches (inside core.recording())")
+        return "record"
     if os.environ.get("DEEPINFER_BACKEND") == "torch":
         return "torch"
-    if dev.type == "meta":
-        return "record"
     if dev.type == "cuda":
         cap = torch.cuda.get_device_capability(dev)
         if cap < min_capability:
@@ -230,7 +236,6 @@ class LaunchRecord:
                 self.num_warps, self.num_stages)
 
 
-_RECORDING: list | None = None
 AOT_EXAMPLES: list[Callable[[], None]] = []
 SMEM_EXCEPTIONS: dict[str, tuple[int, str]] = {}
 
@@ -328,6 +333,75 @@ def package_modules() -> list[str]:
         names.append(m.name.removeprefix("deepinfer_sm80."))
     return names
 
+
+# %% ../nbs/00_core.ipynb #d26ca6be
+GUARD_BYTE = 0x5B
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def as_bits(t: torch.Tensor) -> torch.Tensor:
+    "`t` viewed as integers of its element size (exact comparisons of any dtype, NaN included)."
+    return t.view(_BITS[t.element_size()])
+
+
+class Guarded:
+    "A tensor inside a larger allocation whose other elements are guards (`full`, `inner`, `guards_intact`)."
+    def __init__(self, full: torch.Tensor, inner: torch.Tensor):
+        self.full, self.inner = full, inner
+        self._offset = inner.storage_offset() - full.storage_offset()
+        mask = torch.ones(full.shape, dtype=torch.bool, device=full.device)
+        mask.as_strided(inner.shape, inner.stride(), self._offset).fill_(False)
+        self.mask = mask
+
+    @classmethod
+    def flat(cls, shape, dtype, device, pad: int) -> "Guarded":
+        "A contiguous tensor of `shape` with `pad` guard elements before and after it."
+        n = 1
+        for s in shape: n *= s
+        full = torch.empty(n + 2 * pad, dtype=dtype, device=device)
+        full.view(torch.uint8).fill_(GUARD_BYTE)
+        return cls(full, full[pad:pad + n].view(shape))
+
+    @classmethod
+    def rows(cls, T: int, W: int, dtype, device, pad_rows: int, pad_cols: int) -> "Guarded":
+        "A [T, W] tensor with row stride W + pad_cols and `pad_rows` guard rows before and after it."
+        full = torch.empty(T + 2 * pad_rows, W + pad_cols, dtype=dtype, device=device)
+        full.view(torch.uint8).fill_(GUARD_BYTE)
+        return cls(full, full[pad_rows:pad_rows + T, :W])
+
+    def inner_of(self, full_like: torch.Tensor) -> torch.Tensor:
+        "The view of another allocation of the same shape that corresponds to `inner`."
+        return full_like.as_strided(self.inner.shape, self.inner.stride(), self._offset)
+
+    def guards_intact(self, before: torch.Tensor) -> bool:
+        "Every guard element has the bits it had in `before` (a clone of `full`)."
+        return bool(torch.equal(as_bits(self.full)[self.mask], as_bits(before)[self.mask]))
+
+
+@dataclass
+class FuzzCase:
+    "One random call of a kernel family: the buffers it may write, the calls, the reference, how to judge it."
+    what: str                                            # a short description for failure reports
+    buffers: dict[str, Guarded]                          # everything the call may write (and what it must not)
+    call: Callable[..., object]                          # call(errors=None, check_metadata=False)
+    kernel: Callable[..., object]                        # kernel(errors=None)
+    reference: Callable[[dict, torch.Tensor], None]      # reference(bufs, errors)
+    consistent: bool = True                              # valid metadata by construction
+    compare: bool = True                                 # output specified by the contract
+    tolerance: dict[str, float] = field(default_factory=dict)   # buffer -> max relative error (else bit-exact)
+    counter: bool = True                                 # the kernel counts skipped entries in `errors`
+    raises: bool = False                                 # bad arguments: every call raises InputError
+
+
+FUZZ_CASES: dict[str, tuple[Callable, str]] = {}
+
+
+def fuzz_case(name: str, description: str = ""):
+    "Register `make_case(rng: random.Random, device) -> FuzzCase` as the fuzz family `name`."
+    def deco(make_case):
+        FUZZ_CASES[name] = (make_case, description)
+        return make_case
+    return deco
 
 # %% ../nbs/00_core.ipynb #2a9d5eda
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:

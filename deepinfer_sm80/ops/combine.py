@@ -403,3 +403,81 @@ def _bench_combine_tune(ctx):
             t = ctx.time([(lambda c=c[0]: combine_topk_swa_indices(**c, config=tile)) for c in cases])
             ctx.row(case=f"{kind} T=1536 {tuple(tile)}", x=tile.block_t, series=f"{kind} BLOCK_W={tile.block_w}",
                     time_s=t, bytes=cases[0][2], tile=tuple(tile), default=tile == _launch_config(1536, 640, "triton"))
+
+# %% ../../nbs/03b_combine_indices.ipynb #3ab2469a
+import random
+
+from ..core import FuzzCase, Guarded, fuzz_case, poison_
+
+
+@fuzz_case("combine_indices", "combine_topk_swa_indices: ragged batches, bad lengths, small slabs, strided outputs")
+def _combine_fuzz_case(rng: random.Random, device) -> FuzzCase:
+    R = rng.choice([0, 1, 2, 3, 5, 8])
+    ratio = rng.choice(COMPRESS_RATIOS)
+    window = 128 if rng.random() < 0.75 else 8             # each (window, topk, ratio, tile) is a compilation
+    topk = 512 if rng.random() < 0.5 else rng.choice([0, 64])
+    q = [rng.choice([0, 1, 2, 5, rng.randint(1, 20)]) for _ in range(R)]
+    seq = [rng.choice([0, rng.randint(0, 50), rng.randint(0, 3000)]) + n for n in q]
+    mode = rng.choice(["none", "set", "full"])
+    gl = None if mode == "none" else list(seq) if mode == "full" else [rng.randint(min(s, n + window - 1), s)
+                                                                        for s, n in zip(seq, q)]
+    N = max([s // max(ratio, 1) for s in seq] + [1]) if ratio else rng.randint(0, 5)
+    M = N + max((gl or seq) + [1]) + rng.randint(0, 7)
+    T = sum(q) + rng.choice([0, 0, 0, 3])                 # padding tokens past query_start_loc[R]
+    starts = [0]
+    for n in q: starts.append(starts[-1] + n)
+    base = rng.choice([0, 0, 1000])
+    consistent, compare, what = T == sum(q), True, []
+    if R and rng.random() < 0.5:
+        r = rng.choice([i for i in range(R) if q[i]] or [0])         # a request with tokens, if any
+        kind = rng.choice(["g>s", "g<0", "s<0", "slab", "s<q", "qsl", "decreasing"])
+        what.append(f"{kind}@{r}")
+        consistent = False
+        if kind == "g>s":
+            gl = gl if gl is not None else list(seq)
+            gl[r] = seq[r] + rng.randint(1, 100)
+        elif kind == "g<0":
+            gl = gl if gl is not None else list(seq)
+            gl[r] = -rng.randint(1, 2**31 - 1)
+        elif kind == "s<0":
+            seq[r] = -rng.randint(1, 100)
+        elif kind == "slab":
+            M = max(N, 1, N + max(gl or seq) - rng.randint(1, 20))
+        elif kind == "s<q" and q[r]:
+            seq[r] = rng.randint(0, q[r] - 1)
+            if gl is not None: gl[r] = min(gl[r], seq[r])
+        elif kind == "qsl":
+            starts[-1] = max(starts[-2], starts[-1] + rng.choice([-2, -1, 1, 4]))
+        elif kind == "decreasing" and R >= 2:
+            i = rng.randint(1, R - 1)
+            starts[i] = starts[i + 1] + rng.randint(1, 5)
+            compare = False
+    K = topk + rng.choice([0, 0, 5])
+    if ratio == 128 and rng.random() < 0.5:
+        ti = torch.arange(K, dtype=torch.int32).expand(T, K)
+    else:
+        ti = torch.randint(-2, N + 3, (T, K), dtype=torch.int32)
+        if T and K:
+            ti.view(-1)[torch.randperm(T * K)[:3]] = torch.tensor([-2**31, 2**31 - 1, N], dtype=torch.int32)[:min(3, T * K)]
+    ti = ti.to(device)                                     # a stride-0 broadcast stays one
+    qsl = torch.tensor([base + s for s in starts], dtype=torch.int32, device=device)
+    seq_t = torch.tensor(seq, dtype=torch.int32, device=device)
+    gl_t = None if gl is None else torch.tensor(gl, dtype=torch.int32, device=device)
+    W = combined_width(topk, window)
+    combined = Guarded.rows(T, W, torch.int32, device, pad_rows=2, pad_cols=rng.choice([0, 16, 64]))
+    lens = Guarded.flat((T,), torch.int32, device, pad=4)
+    poison_(combined.inner), poison_(lens.inner)
+    cfg = rng.choice(GPU_TILES) if device.type == "cuda" and rng.random() < 0.25 else None
+    args = (ti, qsl, seq_t, gl_t, window, ratio, topk, M, N)
+
+    def call(errors=None, check_metadata=False):
+        return combine_topk_swa_indices(*args, out=(combined.inner, lens.inner), errors=errors,
+                                                 check_metadata=check_metadata, config=cfg)
+
+    def reference(bufs, errors):
+        c, l = combine_topk_swa_indices_ref(*args, errors=errors)
+        bufs["combined"].copy_(c), bufs["lens"].copy_(l)
+
+    return FuzzCase(f"R={R} T={T} ratio={ratio} window={window} topk={topk} K={K} M={M} N={N} q={q} seq={seq} "
+                    f"gather={gl} starts={starts} {' '.join(what)}", {"combined": combined, "lens": lens},
+                    call, call, reference, consistent=consistent, compare=compare)

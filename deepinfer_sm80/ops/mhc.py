@@ -740,3 +740,71 @@ def _bench_mhc_tune(ctx):
             t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed(*s, *params, config=tile) for s in sets])
             ctx.row(case=f"T={T} {tuple(tile)}", x=T, series=f"T={T}", time_s=t, bytes=20 * H * T,
                     tile=tuple(tile), default=tile == seam_tile(T, H))
+
+# %% ../../nbs/04a_mhc.ipynb #94c6ae98
+import random
+
+from ..core import FuzzCase, Guarded, fuzz_case, poison_
+
+
+def _fuzz_mhc_out(T: int, H: int, device, aux: bool) -> dict:
+    "Guarded outputs of a site, by `MhcOut` field name."
+    shapes = dict(residual=((T, HC, H), torch.bfloat16), layer_input=((T, H), torch.bfloat16),
+                  post=((T, HC), torch.float32), comb=((T, HC, HC), torch.float32), pre=((T, HC), torch.float32))
+    if aux: shapes["aux"] = ((T, H), torch.bfloat16)
+    bufs = {n: Guarded.flat(s, d, device, pad=64) for n, (s, d) in shapes.items()}
+    for g in bufs.values(): poison_(g.inner)
+    return bufs
+
+
+@fuzz_case("mhc", "mhc seam, first site and post: shapes (bad ones raise), NaN propagation within a token")
+def _mhc_fuzz_case(rng: random.Random, device) -> FuzzCase:
+    op = rng.choice(["seam", "seam", "first", "post"])
+    T, H = rng.choice([0, 1, 3, 17]), rng.choice([64, 96, 128])
+    fn, scale, base, w = mhc_site_params(H, "cpu")
+    w = None if rng.random() < 0.25 else w
+    f, R = torch.randn(T, H).bfloat16(), torch.randn(T, HC, H).bfloat16()
+    post, comb, pre = mhc_carried_gates(T, "cpu")
+    what = []
+    if T and rng.random() < 0.35:
+        t = rng.randrange(T)
+        if op != "first" and rng.random() < 0.6:
+            R[t, rng.randrange(HC), rng.randrange(H)] = float("nan"); what.append(f"NaN R[{t}]")
+        else:
+            f[t, rng.randrange(H)] = float("nan"); what.append(f"NaN f[{t}]")
+    aux = op == "seam" and rng.random() < 0.3
+    args = {n: v.to(device) if v is not None else None for n, v in
+            dict(f=f, residual=R, post=post, comb=comb, pre=pre, fn=fn, scale=scale, base=base, norm_weight=w).items()}
+    raises = rng.random() < 0.17
+    if raises:
+        bad = {"seam": ["residual", "post", "comb", "pre", "fn", "base", "norm_weight", "f"],
+               "first": ["fn", "scale", "norm_weight", "f"], "post": ["residual", "post", "comb", "f"]}[op]
+        name = rng.choice([b for b in bad if args[b] is not None])
+        v = args[name]
+        args[name] = v.float() if v.dtype == torch.bfloat16 else torch.cat([v, v[:1]]) if v.shape[0] else v[None]
+        what.append(f"bad {name} {tuple(args[name].shape)} {args[name].dtype}")
+    a = args
+    if op == "post":
+        outs = {"residual": Guarded.flat((T, HC, H), torch.bfloat16, device, pad=64)}
+        poison_(outs["residual"].inner)
+    else:
+        outs = _fuzz_mhc_out(T, H, device, aux)
+    mo = lambda: MhcOut(*(outs[n].inner if n in outs else None for n in MhcOut._fields))
+
+    def call(errors=None, check_metadata=False):
+        if op == "post": return mhc_post(a["f"], a["residual"], a["post"], a["comb"], out=outs["residual"].inner)
+        if op == "first": return mhc_first_site(a["f"], a["fn"], a["scale"], a["base"], a["norm_weight"], out=mo())
+        return mhc_fused_post_pre_delayed(a["f"], a["residual"], a["post"], a["comb"], a["pre"], a["fn"], a["scale"],
+                                          a["base"], a["norm_weight"], capture_aux=aux, out=mo())
+
+    def reference(bufs, errors):
+        if op == "post":
+            bufs["residual"].copy_(mhc_post_ref(a["f"], a["residual"], a["post"], a["comb"])); return
+        if op == "first": ref = mhc_first_site_ref(a["f"], a["fn"], a["scale"], a["base"], a["norm_weight"])
+        else: ref = mhc_seam_ref(a["f"], a["residual"], a["post"], a["comb"], a["pre"], a["fn"], a["scale"], a["base"],
+                                 a["norm_weight"], capture_aux=aux)
+        for n in outs: bufs[n].copy_(getattr(ref, n))
+
+    tol = {"layer_input": 1e-2, "post": 5e-3, "comb": 5e-3, "pre": 5e-3}
+    return FuzzCase(f"{op} T={T} H={H} norm={w is not None} aux={aux} {' '.join(what)}", outs, call, call, reference,
+                    tolerance={n: v for n, v in tol.items() if n in outs}, counter=False, raises=raises)

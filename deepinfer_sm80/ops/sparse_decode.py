@@ -641,3 +641,106 @@ def _sparse_decode_aot_examples():
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every reduction tile (splits rounded up to a power of two)
         sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan_decode(q, e(2, 136), e(2, 512), splits=S))
+
+# %% ../../nbs/03e_sparse_decode.ipynb #81c88991
+import random
+
+from ..core import DSV41, FuzzCase, Guarded, fuzz_case, poison_
+from .sparse_prefill import _fuzz_bad_entries, _fuzz_lens, _fuzz_read_errors
+
+
+def _fuzz_cache(rng: random.Random, n_blocks: int, B: int, device, what: list, name: str) -> Guarded:
+    "A guarded paged cache of valid records; one case in five, one slot holds a record of a non-finite row."
+    cache = Guarded.flat((n_blocks, KV.block_stride(B)), torch.uint8, device, pad=KV.block_stride(B))
+    cache.inner.copy_(random_record_cache(n_blocks, B, torch.device(device)))
+    if rng.random() < 0.2:
+        row = torch.randn(1, HEAD_DIM)
+        row[0, rng.randrange(HEAD_DIM)] = rng.choice([float("nan"), float("inf")])
+        slot = rng.randrange(n_blocks * B)
+        quantize_and_insert_k_cache_ref(row.bfloat16().to(device), cache.inner, torch.tensor([slot], device=device), B)
+        what.append(f"{name} NaN record at {slot}")
+    return cache
+
+
+def _fuzz_slots(rng: random.Random, R: int, T: int, W: int, positions, B: int, n_blocks: int, what: list, name: str):
+    "Slots [T, W] of token t (request t % R) at `positions(t)` through a shuffled block table; maybe a bad block id."
+    need = max(max(p) for p in map(positions, range(T))) // B + 1 if T else 1
+    bt = torch.randperm(n_blocks)[:R * need].view(R, need)
+    if rng.random() < 0.25 and T:
+        r, c = rng.randrange(min(R, T)), rng.randrange(need)
+        bt[r, c] = rng.choice([n_blocks, n_blocks + 7, 2**31 // B])
+        what.append(f"{name} block_table[{r},{c}]={int(bt[r, c])}")
+    rows = []
+    for t in range(T):
+        p = torch.tensor(positions(t))
+        rows.append((bt[t % R, p // B] * B + p % B).tolist())
+    idx = torch.tensor(rows, dtype=torch.int64).view(T, W)
+    idx[torch.rand(idx.shape) < 0.1] = -1
+    return idx.clamp(-2**31, 2**31 - 1).to(torch.int32)
+
+
+@fuzz_case("sparse_decode", "sparse_attn_decode: slots of both caches through block tables, lengths, splits, NaN records")
+def _sparse_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
+    gpu = device.type == "cuda"
+    H = rng.choice([8, 16] + ([64] if gpu else []))
+    R = rng.randint(1, 3)
+    T = rng.choice([0, 1, 2, 3, 3])
+    B = rng.choice([16, 32, 64])
+    cbs = B if rng.random() < 0.7 else rng.choice([16, 32, 64])
+    what = []
+    Ws = rng.choice([1, 8, 16, 40])
+    ns = R * ((Ws + 4) // B + 1) + rng.randint(0, 1)
+    swa = _fuzz_cache(rng, ns, B, device, what, "swa")
+    swa_idx = _fuzz_slots(rng, R, T, Ws, lambda t: list(range(t % 4, t % 4 + Ws)), B, ns, what, "swa")
+    cmp = cmp_idx = cmp_lens = None
+    if rng.random() < 0.75:
+        n_c, Wc = rng.choice([8, 40, 100]), rng.choice([1, 8, 32])
+        nc = R * (n_c // cbs + 1) + rng.randint(0, 1)
+        picks = [[rng.randrange(n_c) for _ in range(Wc)] for _ in range(T)]
+        cmp = _fuzz_cache(rng, nc, cbs, device, what, "compressed")
+        cmp_idx = _fuzz_slots(rng, R, T, Wc, lambda t: picks[t], cbs, nc, what, "compressed")
+    bad = rng.random() < 0.35
+    if bad:
+        which = rng.choice(["swa"] + (["compressed"] if cmp is not None else []))
+        _fuzz_bad_entries(rng, swa_idx if which == "swa" else cmp_idx, ns * B if which == "swa" else nc * cbs, what, which)
+    swa_idx = swa_idx.to(device)
+    swa_lens, lk = _fuzz_lens(rng, T, swa_idx.shape[1], device)
+    if cmp is not None:
+        cmp_idx = cmp_idx.to(device)
+        cmp_lens, _ = _fuzz_lens(rng, T, cmp_idx.shape[1], device)
+    q = torch.randn(T, H, HEAD_DIM).bfloat16()
+    sink = torch.randn(H) * 2
+    if T and rng.random() < 0.25:
+        q[rng.randrange(T), rng.randrange(H), rng.randrange(HEAD_DIM)] = float("nan"); what.append("NaN q")
+    if rng.random() < 0.2:
+        sink[rng.randrange(H)] = rng.choice([float("nan"), float("-inf")]); what.append("sink")
+    q, sink = q.to(device), sink.to(device)
+    out = Guarded.flat((T, H, HEAD_DIM), torch.bfloat16, device, pad=2 * HEAD_DIM)
+    poison_(out.inner)
+    scale = rng.choice([None, rng.uniform(0.01, 0.2)])
+    splits = rng.choice([None, None, 1, 2, 3, 5])
+    plan = None if splits is None else plan_decode(q, swa_idx, cmp_idx, splits=splits)
+    cache_c = None if cmp is None else cmp.inner
+    bufs = {"out": out, "swa_cache": swa} | ({} if cmp is None else {"compressed_cache": cmp})
+
+    def call(errors=None, check_metadata=False):
+        return sparse_attn_decode(q, swa.inner, swa_idx, cache_c, cmp_idx, sink, B, cbs, swa_lens, cmp_lens, scale,
+                                  out.inner, plan, errors=errors, check_metadata=check_metadata)
+
+    def kernel(errors=None):
+        if select_backend(q) == "triton": return call(errors)
+        if T == 0: return out.inner
+        sc = DSV41.softmax_scale if scale is None else scale
+        p = plan or plan_decode(q, swa_idx, cmp_idx)
+        return _launch_decode(q, swa.inner, swa_idx, cache_c, cmp_idx, sink, B, cbs, swa_lens, cmp_lens, sc,
+                              out.inner, p, floor=False, errors=errors)
+
+    def reference(bufs, errors):
+        ref = sparse_attn_decode_ref(q, swa.inner, swa_idx, cache_c, cmp_idx, sink, B, cbs, swa_lens, cmp_lens, scale)
+        bufs["out"].copy_(ref.bfloat16())
+        errors += _fuzz_read_errors(swa_idx, swa_lens, ns * B)
+        if cmp is not None: errors += _fuzz_read_errors(cmp_idx, cmp_lens, cmp.inner.shape[0] * cbs)
+
+    return FuzzCase(f"H={H} R={R} T={T} B={B}/{cbs} Ws={Ws} compressed={cmp is not None} lens={lk} splits={splits} "
+                    f"{' '.join(what)}", bufs, call, kernel, reference,
+                    consistent=not (bad or any("block_table" in w for w in what)), tolerance={"out": 1e-2})

@@ -357,3 +357,85 @@ def _sparse_prefill_aot_examples():
                 for errors in (None, e(1)) if lens is None else (None,):      # with and without the counter
                     sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
                                         e(1536, 640), sink, lens, config=config, errors=errors)
+
+# %% ../../nbs/03d_sparse_prefill.ipynb #94562d0c
+import random
+
+from ..core import DSV41, FuzzCase, Guarded, fuzz_case, poison_
+
+
+def _fuzz_bad_entries(rng: random.Random, idx: torch.Tensor, limit: int, what: list, name: str) -> None:
+    "Put one to three out-of-range entries into the index rows `idx` (in place)."
+    if idx.numel() == 0: return
+    for _ in range(rng.randint(1, 3)):
+        t, j = rng.randrange(idx.shape[0]), rng.randrange(idx.shape[1])
+        v = rng.choice([-2, limit, limit + rng.randint(1, 1000), 2**31 - 1, -2**31, -rng.randint(3, 2**31 - 1)])
+        idx[t, j] = v
+        what.append(f"{name}[{t},{j}]={v}")
+
+
+def _fuzz_lens(rng: random.Random, T: int, W: int, device):
+    "Row lengths: None, in range, or past the width / negative (defined: clamped to [0, W])."
+    kind = rng.choice(["none", "none", "range", "wild"])
+    if kind == "none": return None, kind
+    lens = torch.randint(0, W + 1, (T,), dtype=torch.int32)
+    if kind == "wild" and T:
+        lens[rng.randrange(T)] = rng.choice([W + rng.randint(1, 100), -rng.randint(1, 2**31 - 1), 2**31 - 1])
+    return lens.to(device), kind
+
+
+def _fuzz_read_errors(idx: torch.Tensor, lens, limit: int) -> int:
+    "How many entries the kernels read and must skip: outside [-1, limit) within the row length (int64)."
+    W = idx.shape[1]
+    n = W if lens is None else lens.long().clamp(0, W)[:, None]
+    read = torch.arange(W, device=idx.device)[None, :] < n
+    i = idx.long()
+    return int((read & ((i < -1) | (i >= limit))).sum())
+
+
+@fuzz_case("sparse_prefill", "sparse_attn_prefill: workspace rows in and out of range, row lengths, NaN in q, sink and rows")
+def _sparse_prefill_fuzz_case(rng: random.Random, device) -> FuzzCase:
+    gpu = device.type == "cuda"
+    H = rng.choice([8, 16] + ([64] if gpu else []))
+    T = rng.choice([0, 1, 2, 3] + ([5, 8] if gpu else []))
+    S, W = rng.randint(1, 80), rng.choice([1, 16, 33, 64])
+    idx = torch.randint(-1, S, (T, W), dtype=torch.int32)
+    what = []
+    if rng.random() < 0.5: _fuzz_bad_entries(rng, idx, S, what, "indices")
+    idx = idx.to(device)
+    lens, lk = _fuzz_lens(rng, T, W, device)
+    q = torch.randn(T, H, HEAD_DIM).bfloat16()
+    sink = torch.randn(H) * 2
+    kv_rows = torch.randn(S, HEAD_DIM).bfloat16()
+    if T and rng.random() < 0.25:
+        q[rng.randrange(T), rng.randrange(H), rng.randrange(HEAD_DIM)] = float("nan"); what.append("NaN q")
+    if rng.random() < 0.2:
+        sink[rng.randrange(H)] = rng.choice([float("nan"), float("-inf")]); what.append("sink")
+    if rng.random() < 0.25:
+        kv_rows[rng.randrange(S), rng.randrange(HEAD_DIM)] = rng.choice([float("nan"), float("inf")]); what.append("row")
+    q, sink = q.to(device), sink.to(device)
+    kv = Guarded.flat((S, HEAD_DIM), torch.bfloat16, device, pad=2 * HEAD_DIM)
+    kv.inner.copy_(kv_rows)
+    out = Guarded.flat((T, H, HEAD_DIM), torch.bfloat16, device, pad=2 * HEAD_DIM)
+    poison_(out.inner)
+    scale = rng.choice([None, rng.uniform(0.01, 0.2)])
+    cfg = rng.choice([None, None, PREFILL_TILES[H]])
+
+    def call(errors=None, check_metadata=False):
+        return sparse_attn_prefill(q, kv.inner, idx, sink, lens, scale, out.inner, cfg, errors=errors,
+                                   check_metadata=check_metadata)
+
+    def kernel(errors=None):
+        if select_backend(q) == "triton": return call(errors)
+        if T == 0: return out.inner
+        sc = DSV41.softmax_scale if scale is None else scale
+        if isinstance(cfg, AttnTile): return _prefill_fused(q, kv.inner, idx, sink, lens, sc, out.inner, cfg, errors)
+        return _prefill_two_pass(q, kv.inner, idx, sink, lens, sc, out.inner, cfg or TWO_PASS, errors)
+
+    def reference(bufs, errors):
+        bufs["out"].copy_(sparse_attn_prefill_ref(q, kv.inner, idx, sink, lens, scale).bfloat16())
+        errors += _fuzz_read_errors(idx, lens, S)
+
+    return FuzzCase(f"H={H} T={T} S={S} W={W} lens={lk} scale={scale} config={cfg} {' '.join(what)}",
+                    {"out": out, "kv": kv}, call, kernel, reference,
+                    consistent=not any(w.startswith("indices") for w in what), tolerance={"out": 1e-2})

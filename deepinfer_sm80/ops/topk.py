@@ -469,3 +469,71 @@ def _bench_candidate_pool(ctx):
             read = R * (4 * min(N, POOL_BLOCK * POOL_BLOCKS) + triton.cdiv(N, POOL_BLOCK) + 4 * POOL_BLOCKS)
             ctx.row(case=f"in_pool R={R} N={N}", x=N, series=f"topk_indices_in_pool batch {R}", time_s=t,
                     baseline_s=tb, baseline="masked_fill + torch.topk", bytes=read, R=R, N=N)
+
+# %% ../../nbs/03h_topk.ipynb #802dcce6
+import random
+
+from ..core import FuzzCase, Guarded, fuzz_case, poison_
+
+
+def _fuzz_scores(rng: random.Random, R: int, N: int) -> torch.Tensor:
+    "[R, N] fp32 with a padded row stride; ties, NaN, infinities and signed zeros in some cases."
+    full = torch.randn(R, N + rng.choice([0, 0, 3, 16]))
+    if rng.random() < 0.3: full = torch.randint(-3, 4, full.shape).float()          # many ties
+    if R and N and rng.random() < 0.5:
+        for _ in range(rng.randint(1, 8)):
+            full[rng.randrange(R), rng.randrange(N)] = rng.choice([float("nan"), float("inf"), -float("inf"), -0.0])
+    return full[:, :N]
+
+
+@fuzz_case("topk", "topk_indices, topk_indices_in_pool, candidate_blocks: lengths out of range, NaN/inf/ties, k vs width")
+def _topk_fuzz_case(rng: random.Random, device) -> FuzzCase:
+    op = rng.choice(["topk", "topk", "pool", "blocks"])
+    R, N = rng.choice([0, 1, 2, 4]), rng.choice([0, 1, 7, 100, 600, 5000])
+    k = rng.choice([1, 5, 64, 512] + ([N, N + 1] if 0 < N < MAX_K else []))
+    scores = _fuzz_scores(rng, R, N).to(device)
+    lengths, what = None, []
+    if rng.random() < 0.6:
+        lengths = torch.randint(0, N + 1, (R,), dtype=torch.int32)
+    if op != "blocks" and R and N and rng.random() < 0.35:
+        lengths = torch.full((R,), N, dtype=torch.int32) if lengths is None else lengths
+        r = rng.randrange(R)
+        lengths[r] = rng.choice([-1, -rng.randint(2, 2**31 - 1), N + 1, N + rng.randint(2, 1000), 2**31 - 1])
+        what.append(f"lengths[{r}]={int(lengths[r])}")
+    lengths = None if lengths is None else lengths.to(device)
+    clamped = None if lengths is None else lengths.clamp(0, N)
+    nb = triton.cdiv(N, POOL_BLOCK)
+    pool = None
+    if op == "pool":
+        pool = torch.randint(-1, nb + 3, (R, rng.choice([0, 1, 4, 16])), dtype=torch.int32)
+        if pool.numel(): pool.view(-1)[0] = rng.choice([2**31 - 1, -2**31, nb])
+        pool = pool.to(device)
+    n_blocks = rng.choice([1, 4, 64])
+    width = n_blocks if op == "blocks" else k
+    out = Guarded.flat((R, width), torch.int32, device, pad=16)
+    poison_(out.inner)
+
+    def call(errors=None, check_metadata=False):
+        if op == "topk": return topk_indices(scores, k, lengths, out=out.inner)
+        if op == "pool": return topk_indices_in_pool(scores, pool, k, lengths, out=out.inner)
+        return candidate_blocks(scores, lengths, POOL_BLOCK, n_blocks, out=out.inner)
+
+    def kernel(errors=None):
+        if not what or select_backend(scores) == "triton": return call()
+        flags = None                                      # past the CPU check of the lengths (R, N > 0 here)
+        if op == "pool":
+            if pool.shape[1] == 0: return out.inner.fill_(-1)
+            flags = torch.empty(R, nb, dtype=torch.uint8, device=device)
+            launch(_pool_flags_kernel, (R,), pool, pool.stride(0), pool.shape[1], flags, nb, TILE=1024, num_warps=4,
+                   num_stages=1)
+        return _run_topk(scores, lengths, k, flags, POOL_BLOCK if flags is not None else 1, out.inner, CPU_TILE)
+
+    def reference(bufs, errors):
+        if op == "topk": ref = topk_indices_ref(scores, k, clamped)
+        elif op == "pool": ref = topk_indices_in_pool_ref(scores, pool, k, clamped, POOL_BLOCK)
+        else: ref = candidate_blocks_ref(scores, clamped, POOL_BLOCK, n_blocks)
+        bufs["out"].copy_(ref)
+
+    return FuzzCase(f"{op} R={R} N={N} k={k} stride={scores.stride(0) if R else 0} n_blocks={n_blocks} "
+                    f"pool={None if pool is None else tuple(pool.shape)} {' '.join(what)}", {"out": out},
+                    call, kernel, reference, consistent=not what, counter=False)
