@@ -18,7 +18,8 @@ import triton.language as tl
 __all__ = ['HEAD_DIM', 'LOG2E', 'SUPPORTED_HEADS', 'DC', 'CANDIDATE_TILES', 'AttnTile', 'check_attn_tile', 'check_q',
            'check_common', 'check_rows', 'check_lens', 'check_range', 'attend_rows_ref', 'valid_entries',
            'sparse_attn_prefill_ref', 'gather_records_ref', 'sparse_attn_decode_ref', 'load_chunks', 'block_probs',
-           'attend_block', 'zero_chunks', 'to_bf16', 'store_normalized']
+           'attend_block', 'zero_chunks', 'to_bf16', 'store_normalized', 'fuzz_bad_entries', 'fuzz_lens',
+           'fuzz_read_errors']
 
 # %% ../../nbs/03c_sparse_attention.ipynb #88c6ca34
 HEAD_DIM = KV.head_dim                  # 512 = 448 no-RoPE + 64 RoPE dims; K = V
@@ -246,3 +247,36 @@ def store_normalized(m_i, l_i, accs, sink_ptr, h, hmask, out_ptr, rows, D: tl.co
     for g in tl.static_range(len(accs)):
         tl.store(out_ptr + rows[:, None] * D + g * DC + c[None, :], to_bf16(accs[g] * w[:, None], EMULATE_RNE),
                  mask=hmask[:, None])
+
+# %% ../../nbs/03c_sparse_attention.ipynb #392cc41e
+import random
+
+
+def fuzz_bad_entries(rng: random.Random, idx: torch.Tensor, limit: int, what: list, name: str) -> None:
+    "Put one to three out-of-range entries into the index rows `idx` (in place)."
+    if idx.numel() == 0: return
+    for _ in range(rng.randint(1, 3)):
+        t, j = rng.randrange(idx.shape[0]), rng.randrange(idx.shape[1])
+        v = rng.choice([-2, limit, limit + rng.randint(1, 1000), 2**31 - 1, -2**31, -rng.randint(3, 2**31 - 1)])
+        idx[t, j] = v
+        what.append(f"{name}[{t},{j}]={v}")
+
+
+def fuzz_lens(rng: random.Random, T: int, W: int, device):
+    "Row lengths: None, in range, or past the width / negative (defined: clamped to [0, W])."
+    kind = rng.choice(["none", "none", "range", "wild"])
+    if kind == "none": return None, kind
+    lens = torch.randint(0, W + 1, (T,), dtype=torch.int32)
+    if kind == "wild" and T:
+        lens[rng.randrange(T)] = rng.choice([W + rng.randint(1, 100), -rng.randint(1, 2**31 - 1), 2**31 - 1])
+    return lens.to(device), kind
+
+
+def fuzz_read_errors(idx: torch.Tensor, lens, limit: int) -> int:
+    "How many entries the kernels read and must skip: outside [-1, limit) within the row length (int64)."
+    W = idx.shape[1]
+    n = W if lens is None else lens.long().clamp(0, W)[:, None]
+    read = torch.arange(W, device=idx.device)[None, :] < n
+    i = idx.long()
+    return int((read & ((i < -1) | (i >= limit))).sum())
+

@@ -646,7 +646,7 @@ def _sparse_decode_aot_examples():
 import random
 
 from ..core import DSV41, FuzzCase, Guarded, fuzz_case, poison_
-from .sparse_prefill import _fuzz_bad_entries, _fuzz_lens, _fuzz_read_errors
+from .sparse_attention import fuzz_bad_entries, fuzz_lens, fuzz_read_errors
 
 
 def _fuzz_cache(rng: random.Random, n_blocks: int, B: int, device, what: list, name: str) -> Guarded:
@@ -702,12 +702,12 @@ def _sparse_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
     bad = rng.random() < 0.35
     if bad:
         which = rng.choice(["swa"] + (["compressed"] if cmp is not None else []))
-        _fuzz_bad_entries(rng, swa_idx if which == "swa" else cmp_idx, ns * B if which == "swa" else nc * cbs, what, which)
+        fuzz_bad_entries(rng, swa_idx if which == "swa" else cmp_idx, ns * B if which == "swa" else nc * cbs, what, which)
     swa_idx = swa_idx.to(device)
-    swa_lens, lk = _fuzz_lens(rng, T, swa_idx.shape[1], device)
+    swa_lens, lk = fuzz_lens(rng, T, swa_idx.shape[1], device)
     if cmp is not None:
         cmp_idx = cmp_idx.to(device)
-        cmp_lens, _ = _fuzz_lens(rng, T, cmp_idx.shape[1], device)
+        cmp_lens, _ = fuzz_lens(rng, T, cmp_idx.shape[1], device)
     q = torch.randn(T, H, HEAD_DIM).bfloat16()
     sink = torch.randn(H) * 2
     if T and rng.random() < 0.25:
@@ -738,8 +738,8 @@ def _sparse_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
     def reference(bufs, errors):
         ref = sparse_attn_decode_ref(q, swa.inner, swa_idx, cache_c, cmp_idx, sink, B, cbs, swa_lens, cmp_lens, scale)
         bufs["out"].copy_(ref.bfloat16())
-        errors += _fuzz_read_errors(swa_idx, swa_lens, ns * B)
-        if cmp is not None: errors += _fuzz_read_errors(cmp_idx, cmp_lens, cmp.inner.shape[0] * cbs)
+        errors += fuzz_read_errors(swa_idx, swa_lens, ns * B)
+        if cmp is not None: errors += fuzz_read_errors(cmp_idx, cmp_lens, cmp.inner.shape[0] * cbs)
 
     return FuzzCase(f"H={H} R={R} T={T} B={B}/{cbs} Ws={Ws} compressed={cmp is not None} lens={lk} splits={splits} "
                     f"{' '.join(what)}", bufs, call, kernel, reference,

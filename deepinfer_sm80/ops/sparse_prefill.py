@@ -362,35 +362,7 @@ def _sparse_prefill_aot_examples():
 import random
 
 from ..core import DSV41, FuzzCase, Guarded, fuzz_case, poison_
-
-
-def _fuzz_bad_entries(rng: random.Random, idx: torch.Tensor, limit: int, what: list, name: str) -> None:
-    "Put one to three out-of-range entries into the index rows `idx` (in place)."
-    if idx.numel() == 0: return
-    for _ in range(rng.randint(1, 3)):
-        t, j = rng.randrange(idx.shape[0]), rng.randrange(idx.shape[1])
-        v = rng.choice([-2, limit, limit + rng.randint(1, 1000), 2**31 - 1, -2**31, -rng.randint(3, 2**31 - 1)])
-        idx[t, j] = v
-        what.append(f"{name}[{t},{j}]={v}")
-
-
-def _fuzz_lens(rng: random.Random, T: int, W: int, device):
-    "Row lengths: None, in range, or past the width / negative (defined: clamped to [0, W])."
-    kind = rng.choice(["none", "none", "range", "wild"])
-    if kind == "none": return None, kind
-    lens = torch.randint(0, W + 1, (T,), dtype=torch.int32)
-    if kind == "wild" and T:
-        lens[rng.randrange(T)] = rng.choice([W + rng.randint(1, 100), -rng.randint(1, 2**31 - 1), 2**31 - 1])
-    return lens.to(device), kind
-
-
-def _fuzz_read_errors(idx: torch.Tensor, lens, limit: int) -> int:
-    "How many entries the kernels read and must skip: outside [-1, limit) within the row length (int64)."
-    W = idx.shape[1]
-    n = W if lens is None else lens.long().clamp(0, W)[:, None]
-    read = torch.arange(W, device=idx.device)[None, :] < n
-    i = idx.long()
-    return int((read & ((i < -1) | (i >= limit))).sum())
+from .sparse_attention import fuzz_bad_entries, fuzz_lens, fuzz_read_errors
 
 
 @fuzz_case("sparse_prefill", "sparse_attn_prefill: workspace rows in and out of range, row lengths, NaN in q, sink and rows")
@@ -401,9 +373,9 @@ def _sparse_prefill_fuzz_case(rng: random.Random, device) -> FuzzCase:
     S, W = rng.randint(1, 80), rng.choice([1, 16, 33, 64])
     idx = torch.randint(-1, S, (T, W), dtype=torch.int32)
     what = []
-    if rng.random() < 0.5: _fuzz_bad_entries(rng, idx, S, what, "indices")
+    if rng.random() < 0.5: fuzz_bad_entries(rng, idx, S, what, "indices")
     idx = idx.to(device)
-    lens, lk = _fuzz_lens(rng, T, W, device)
+    lens, lk = fuzz_lens(rng, T, W, device)
     q = torch.randn(T, H, HEAD_DIM).bfloat16()
     sink = torch.randn(H) * 2
     kv_rows = torch.randn(S, HEAD_DIM).bfloat16()
@@ -434,7 +406,7 @@ def _sparse_prefill_fuzz_case(rng: random.Random, device) -> FuzzCase:
 
     def reference(bufs, errors):
         bufs["out"].copy_(sparse_attn_prefill_ref(q, kv.inner, idx, sink, lens, scale).bfloat16())
-        errors += _fuzz_read_errors(idx, lens, S)
+        errors += fuzz_read_errors(idx, lens, S)
 
     return FuzzCase(f"H={H} T={T} S={S} W={W} lens={lk} scale={scale} config={cfg} {' '.join(what)}",
                     {"out": out, "kv": kv}, call, kernel, reference,
