@@ -18,9 +18,9 @@ from ..ops.topk import topk_indices_ref
 
 
 # %% auto #0
-__all__ = ['IMPLS', 'rms_norm', 'rope_inv_freq', 'apply_rope', 'register_part', 'compress_v4_ref', 'indexer_scores_ref',
-           'topk_ref', 'attention_ref', 'mhc_gates_f32', 'moe_experts_ref', 'Trace', 'Engine', 'transformers_reference',
-           'same_choices']
+__all__ = ['IMPLS', 'rms_norm', 'rope_inv_freq', 'apply_rope', 'register_part', 'pool_v4_ref', 'indexer_scores_ref', 'topk_ref',
+           'attention_ref', 'mhc_gates_f32', 'moe_experts_ref', 'OpenRows', 'LayerCache', 'RequestCache', 'Trace',
+           'Engine', 'transformers_reference', 'same_choices']
 
 # %% ../../nbs/06c_engine.ipynb #45880ab4
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
@@ -47,19 +47,18 @@ def rope_inv_freq(cfg: ModelConfig, layer: int) -> torch.Tensor:
 
 
 def apply_rope(x: torch.Tensor, pos: torch.Tensor, inv_freq: torch.Tensor, inverse: bool = False) -> torch.Tensor:
-    """Rotate the last `2 * len(inv_freq)` dims of x [B, S, D] or [B, S, heads, D] by pos [S] (pairs of adjacent dims,
+    """Rotate the last `2 * len(inv_freq)` dims of x [T, D] or [T, heads, D] by pos [T] (pairs of adjacent dims,
     the release's interleaved layout); `inverse` rotates back (used on the attention output)."""
     r = 2 * inv_freq.numel()
     ang = pos.float()[:, None] * inv_freq.to(x.device)[None]          # [S, r/2]
     cos, sin = ang.cos(), ang.sin()
     if inverse: sin = -sin
-    while cos.dim() < x.dim() - 1:                                   # broadcast over a heads axis after S
-        cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)
+    shape = (pos.numel(),) + (1,) * (x.dim() - 2) + (r // 2,)          # tokens on the first axis
+    cos, sin = cos.view(shape), sin.view(shape)
     nope, rope = x[..., :-r], x[..., -r:].float()
     a, b = rope[..., 0::2], rope[..., 1::2]
     out = torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
     return torch.cat([nope, out.to(x.dtype)], dim=-1)
-
 
 # %% ../../nbs/06c_engine.ipynb #895fa182
 IMPLS: dict[str, dict[str, object]] = {}
@@ -74,32 +73,29 @@ def register_part(part: str, impl: str):
 
 
 @register_part("compressor", "ref")
-def compress_v4_ref(x: torch.Tensor, wkv: torch.Tensor, wgate: torch.Tensor, ape: torch.Tensor, norm_w: torch.Tensor,
-                    ratio: int, overlap: bool, eps: float) -> torch.Tensor:
-    """V4 compressor over the complete windows of x [B, S, H] (prefill from position 0): entry j pools its window's
-    `ratio` tokens with a per-channel softmax of gate + ape; with `overlap` (ratio 4) each token projects twice
-    (2d channels) and entry j also pools the first halves of window j-1, so it sees 2 * ratio tokens. Then RMSNorm.
-    Returns [B, S // ratio, d] before RoPE."""
-    B, S, _ = x.shape
-    n = S // ratio
-    kv = (x[:, :n * ratio].float() @ wkv.float().T).view(B, n, ratio, -1)
-    gate = (x[:, :n * ratio].float() @ wgate.float().T).view(B, n, ratio, -1) + ape.float()
+def pool_v4_ref(kv: torch.Tensor, score: torch.Tensor, base: int, entries: torch.Tensor, ratio: int, overlap: bool,
+                norm_w: torch.Tensor, eps: float) -> torch.Tensor:
+    """V4 compressed entries [E, d] from per-token rows kv/score [L, W] (fp32, positions base.. base+L-1; score =
+    gate projection + ape[position % ratio]): entry j pools its window's `ratio` tokens with a per-channel softmax;
+    with `overlap` (ratio 4, W = 2d) it pools the last d channels of window j and the first d channels of window
+    j-1 (none for j = 0): 2 * ratio tokens. Then RMSNorm; not rotated."""
+    R, W = ratio, kv.shape[-1]
+    d = W // 2 if overlap else W
+    cur = entries.long()[:, None] * R + torch.arange(R, device=kv.device) - base          # [E, R] rows
+    kv_s, sc_s = kv[cur][..., W - d:], score[cur][..., W - d:]
     if overlap:
-        d = kv.shape[-1] // 2
-        prev_kv = torch.zeros_like(kv[..., :d])
-        prev_gate = torch.full_like(gate[..., :d], float("-inf"))     # window 0 has no previous window
-        prev_kv[:, 1:], prev_gate[:, 1:] = kv[:, :-1, :, :d], gate[:, :-1, :, :d]
-        kv = torch.cat([prev_kv, kv[..., d:]], dim=2)
-        gate = torch.cat([prev_gate, gate[..., d:]], dim=2)
-    pooled = (kv * gate.softmax(dim=2)).sum(dim=2)
+        prev, ok = (cur - R).clamp(min=0), (entries > 0)[:, None, None]
+        kv_s = torch.cat([torch.where(ok, kv[prev][..., :d], 0.0), kv_s], 1)
+        sc_s = torch.cat([torch.where(ok, score[prev][..., :d], float("-inf")), sc_s], 1)
+    pooled = (kv_s.float() * sc_s.float().softmax(dim=1)).sum(dim=1)
     return rms_norm(pooled, norm_w, eps)
 
 
 @register_part("indexer_scores", "ref")
 def indexer_scores_ref(q: torch.Tensor, keys: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    "I[b, s, t] = sum_h w[b, s, h] * ReLU(q[b, s, h] . keys[b, t]) * d^-0.5 for q [B, S, h, d], keys [B, T, d], w [B, S, h]."
-    sc = torch.einsum("bshd,btd->bsht", q.float(), keys.float()).relu() * q.shape[-1] ** -0.5
-    return (sc * w.float()[..., None]).sum(2)
+    "I[s, t] = sum_h w[s, h] * ReLU(q[s, h] . keys[t]) * d^-0.5 for q [S, h, d], keys [T, d], w [S, h]."
+    sc = torch.einsum("shd,td->sht", q.float(), keys.float()).relu() * q.shape[-1] ** -0.5
+    return (sc * w.float()[..., None]).sum(1)
 
 
 @register_part("topk", "ref")
@@ -110,14 +106,13 @@ def topk_ref(scores: torch.Tensor, k: int, lengths: torch.Tensor) -> torch.Tenso
 
 @register_part("attention", "ref")
 def attention_ref(q: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, sinks: torch.Tensor) -> torch.Tensor:
-    """Sparse attention as a dense masked softmax with a per-head sink: q [B, S, h, D], keys = values [B, N, D],
-    mask [B, S, N] bool (True = read). A row with nothing to read gives 0."""
-    s = torch.einsum("bshd,bnd->bshn", q.float(), keys.float()) * q.shape[-1] ** -0.5
-    s = s.masked_fill(~mask[:, :, None, :], float("-inf"))
-    sink = sinks.float().view(1, 1, -1, 1).expand(*s.shape[:3], 1)
-    p = torch.cat([s, sink], -1)
+    """Sparse attention as a dense masked softmax with a per-head sink: q [S, h, D], keys = values [N, D],
+    mask [S, N] bool (True = read). A row with nothing to read gives 0."""
+    s = torch.einsum("shd,nd->shn", q.float(), keys.float()) * q.shape[-1] ** -0.5
+    s = s.masked_fill(~mask[:, None, :], float("-inf"))
+    p = torch.cat([s, sinks.float().view(1, -1, 1).expand(*s.shape[:2], 1)], -1)
     p = (p - p.amax(-1, keepdim=True)).softmax(-1)[..., :-1]
-    return torch.einsum("bshn,bnd->bshd", p, keys.float())
+    return torch.einsum("shn,nd->shd", p, keys.float())
 
 
 @register_part("mhc_gates", "ref")
@@ -139,112 +134,200 @@ def moe_experts_ref(x: torch.Tensor, idx: torch.Tensor, wts: torch.Tensor, w1, w
         out.index_add_(0, tok, (F.silu(g) * u) @ w2[e].float().T * wts[tok, slot, None])
     return out
 
+# %% ../../nbs/06c_engine.ipynb #c8a1e2f1
+class OpenRows:
+    "Per-token rows (fp32 kv and score) the compressor still needs for entries not yet closed; row 0 is position `base`."
+    def __init__(self, width: int, device):
+        self.kv = torch.zeros(0, width, device=device)
+        self.score = torch.zeros(0, width, device=device)
+        self.base = 0
+
+    def push(self, kv: torch.Tensor, score: torch.Tensor):
+        self.kv, self.score = torch.cat([self.kv, kv]), torch.cat([self.score, score])
+
+    def trim(self, keep_from: int):
+        "Drop the rows before position `keep_from`."
+        drop = keep_from - self.base
+        self.kv, self.score, self.base = self.kv[drop:], self.score[drop:], keep_from
+
+
+@dataclass
+class LayerCache:
+    "One request's state in one layer: the window ring, compressed entries, indexer keys and the open compressor rows."
+    win_kv: torch.Tensor                  # [window, head_dim], slot = position % window (rotated)
+    win_pos: torch.Tensor                 # [window] int64 position held by each slot, -1 = empty
+    comp: torch.Tensor | None = None      # [capacity // ratio, head_dim] compressed entries (rotated)
+    comp_rows: OpenRows | None = None
+    idx_keys: torch.Tensor | None = None  # [capacity // ratio, index_head_dim] indexer keys (rotated)
+    idx_rows: OpenRows | None = None
+    n_comp: int = 0                       # closed entries
+
+
+class RequestCache:
+    """Everything one request carries between forward calls, for at most `capacity` tokens: per layer a ring of the
+    last `window` KV rows, the compressed entries and indexer keys (capacity // ratio each) and the open rows of
+    the compressors. fp32 or bf16 tensors here; the 584-byte FP8 paged layout replaces them with the kernels."""
+    def __init__(self, cfg: ModelConfig, capacity: int, device="cpu", dtype=torch.float32):
+        if capacity < 1: raise InputError(f"cache capacity must be >= 1 token, got {capacity}")
+        self.capacity, self.n, self.dtype = capacity, 0, dtype
+        D, self.layers = cfg.head_dim, []
+        for i, r in enumerate(cfg.compress_ratios):
+            lc = LayerCache(torch.zeros(cfg.window, D, dtype=dtype, device=device),
+                            torch.full((cfg.window,), -1, dtype=torch.int64, device=device))
+            if r:
+                over = cfg.uses_topk(i) and cfg.generation == "v4"
+                lc.comp = torch.zeros(capacity // r, D, dtype=dtype, device=device)
+                lc.comp_rows = OpenRows(D * (2 if over else 1), device)
+                if cfg.uses_topk(i):
+                    lc.idx_keys = torch.zeros(capacity // r, cfg.index_head_dim, dtype=dtype, device=device)
+                    lc.idx_rows = OpenRows(2 * cfg.index_head_dim, device)
+            self.layers.append(lc)
+
+    def tensors(self) -> list[torch.Tensor]:
+        "Every tensor of the cache (for tests and byte counts)."
+        out = []
+        for lc in self.layers:
+            out += [lc.win_kv, lc.win_pos] + [t for t in (lc.comp, lc.idx_keys) if t is not None]
+            out += [t for r in (lc.comp_rows, lc.idx_rows) if r is not None for t in (r.kv, r.score)]
+        return out
+
+    @property
+    def nbytes(self) -> int: return sum(t.nbytes for t in self.tensors())
 
 # %% ../../nbs/06c_engine.ipynb #f67dbb6d
 @dataclass
 class Trace:
-    "Discrete choices of one forward pass, per layer: top-k sets [B, S, k] and expert ids [B*S, k]."
+    "Discrete choices of forward calls, per layer: top-k sets [T, index_topk] (-1 padded) and expert ids [T, k]."
     topk: dict = field(default_factory=dict)
     experts: dict = field(default_factory=dict)
+
+    def add(self, kind: str, layer: int, t: torch.Tensor):
+        d = getattr(self, kind)
+        d[layer] = t if layer not in d else torch.cat([d[layer], t])
+
+
+@dataclass
+class _Seg:
+    "One request's chunk inside a forward call: its cache, rows a:z of the flat token axis, positions."
+    cache: RequestCache
+    a: int
+    z: int
+    pos: torch.Tensor
 
 
 class Engine:
     """The DeepSeek-V4 forward pass over weights held under the release checkpoint's names (fp32 or bf16 tensors,
     already dequantized). `parts` picks an implementation per part ('ref' by default); kernels register
-    themselves with `register_part` and are switched on by name, so a notebook can swap one part at a time."""
+    themselves with `register_part` and are switched on by name, so a notebook can swap one part at a time.
+    `run` advances any number of requests by a chunk each (prefill chunks and decode steps alike)."""
 
-    def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], parts: dict[str, str] | None = None):
-        self.cfg, self.w, self._stacked = cfg, weights, {}
+    def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], parts: dict[str, str] | None = None,
+                 device=None):
+        if cfg.generation != "v4":
+            raise NotImplementedError("V4.1 forward: compressor ratios 2/1, roles and the candidate pool come next")
+        self.cfg, self._stacked = cfg, {}
+        self.device = torch.device(device) if device is not None else next(iter(weights.values())).device
+        self.w = {k: v.to(self.device) for k, v in weights.items()}
         self.parts = {p: "ref" for p in IMPLS} | (parts or {})
         for p, impl in self.parts.items():
             if impl not in IMPLS.get(p, {}): raise InputError(f"no implementation {impl!r} of part {p!r}")
         self.mhc = MhcConsts(rms_eps=cfg.rms_norm_eps, norm_eps=cfg.rms_norm_eps, hc_eps=cfg.hc_eps,
                              sinkhorn_iters=cfg.hc_sinkhorn_iters)
-        self.inv_freq = [rope_inv_freq(cfg, i) for i in range(cfg.num_layers)]
+        self.inv_freq = [rope_inv_freq(cfg, i).to(self.device) for i in range(cfg.num_layers)]
 
     def part(self, name: str): return IMPLS[name][self.parts[name]]
 
     def W(self, name: str) -> torch.Tensor: return self.w[name]
 
+    def lin(self, x: torch.Tensor, name: str) -> torch.Tensor: return x.float() @ self.w[name].float().T
+
+    def new_cache(self, capacity: int, dtype=torch.float32) -> RequestCache:
+        return RequestCache(self.cfg, capacity, self.device, dtype)
+
+    # ---- compressors ----
+    def compress(self, prefix: str, x, pos, rows: OpenRows, ratio: int, overlap: bool, inv) -> torch.Tensor:
+        "Push a chunk's rows into `rows`, return the entries it closes (rotated at entry * ratio), trim what is done."
+        kv = self.lin(x, prefix + "wkv.weight")
+        score = self.lin(x, prefix + "wgate.weight") + self.W(prefix + "ape").float()[pos % ratio]
+        rows.push(kv, score)
+        n0, n1 = int(pos[0]), int(pos[-1]) + 1
+        j = torch.arange(n0 // ratio, n1 // ratio, device=x.device)
+        out = self.part("compressor")(rows.kv, rows.score, rows.base, j, ratio, overlap,
+                                      self.W(prefix + "norm.weight"), self.cfg.rms_norm_eps)
+        rows.trim(max((n1 // ratio) * ratio - (ratio if overlap else 0), 0))
+        return apply_rope(out, j * ratio, inv)
+
     # ---- attention ----
-    def attention(self, i: int, x: torch.Tensor, pos: torch.Tensor, trace: Trace) -> torch.Tensor:
-        cfg, p, B, S = self.cfg, f"layers.{i}.attn.", x.shape[0], x.shape[1]
-        D, nh, inv = cfg.head_dim, cfg.n_heads, self.inv_freq[i]
-        q_res = rms_norm(x @ self.W(p + "wq_a.weight").float().T, self.W(p + "q_norm.weight"), cfg.rms_norm_eps)
-        q = rms_norm((q_res @ self.W(p + "wq_b.weight").float().T).view(B, S, nh, D), None, cfg.rms_norm_eps)
-        q = apply_rope(q, pos, inv)
-        kv = apply_rope(rms_norm(x @ self.W(p + "wkv.weight").float().T, self.W(p + "kv_norm.weight"), cfg.rms_norm_eps),
-                        pos, inv)
-        rel = pos[:, None] - pos[None, :]                                       # query minus key position
-        mask = ((rel >= 0) & (rel < cfg.window))[None].expand(B, S, S)
-        keys = kv
-        ratio = cfg.compress_ratios[i]
-        if ratio:
-            if cfg.generation != "v4":
-                raise NotImplementedError("V4.1 compressor and indexer: waiting for ops.compressor / ops.indexer")
-            c = p + "compressor."
-            comp = self.part("compressor")(x, self.W(c + "wkv.weight"), self.W(c + "wgate.weight"), self.W(c + "ape"),
-                                           self.W(c + "norm.weight"), ratio, cfg.uses_topk(i), cfg.rms_norm_eps)
-            n = comp.shape[1]
-            comp = apply_rope(comp, torch.arange(n) * ratio, inv)
-            visible = (pos + 1) // ratio                                        # entries complete at each query
-            if cfg.uses_topk(i):
-                sel = self.indexer(i, x, q_res, pos, ratio, visible, trace)     # [B, S, k], -1 = none
-                cmask = torch.zeros(B, S, n + 1, dtype=torch.bool)
-                cmask.scatter_(2, torch.where(sel >= 0, sel, n).long(), True)
-                cmask = cmask[..., :n]
-            else:
-                cmask = (torch.arange(n)[None, :] < visible[:, None])[None].expand(B, S, n)
-            keys = torch.cat([kv, comp], 1)
-            mask = torch.cat([mask, cmask], 2)
-        o = self.part("attention")(q, keys, mask, self.W(p + "attn_sink"))
-        o = apply_rope(o, pos, inv, inverse=True)
+    def attention(self, i: int, x: torch.Tensor, segs: list[_Seg], pos: torch.Tensor, trace: Trace) -> torch.Tensor:
+        cfg, p, T = self.cfg, f"layers.{i}.attn.", x.shape[0]
+        inv, ratio, eps = self.inv_freq[i], cfg.compress_ratios[i], cfg.rms_norm_eps
+        q_res = rms_norm(self.lin(x, p + "wq_a.weight"), self.W(p + "q_norm.weight"), eps)
+        q = apply_rope(rms_norm(self.lin(q_res, p + "wq_b.weight").view(T, cfg.n_heads, -1), None, eps), pos, inv)
+        kv = apply_rope(rms_norm(self.lin(x, p + "wkv.weight"), self.W(p + "kv_norm.weight"), eps), pos, inv)
+        outs = []
+        for s in segs:
+            lc, P, L = s.cache.layers[i], s.pos, s.z - s.a
+            keys = torch.cat([lc.win_kv.float(), kv[s.a:s.z]])
+            kpos = torch.cat([lc.win_pos, P])
+            rel = P[:, None] - kpos[None, :]                             # query minus key position
+            mask = (kpos >= 0)[None] & (rel >= 0) & (rel < cfg.window)
+            if ratio:
+                new = self.compress(p + "compressor.", x[s.a:s.z], P, lc.comp_rows, ratio, cfg.uses_topk(i), inv)
+                n = lc.n_comp + new.shape[0]
+                lc.comp[lc.n_comp:n] = new.to(lc.comp.dtype)
+                visible = (P + 1) // ratio                               # entries complete at each query
+                if cfg.uses_topk(i):
+                    sel = self.indexer(i, x[s.a:s.z], q_res[s.a:s.z], P, ratio, visible, lc, n, trace)
+                    cmask = torch.zeros(L, n + 1, dtype=torch.bool, device=x.device)
+                    cmask.scatter_(1, torch.where(sel >= 0, sel, n), True)
+                    cmask = cmask[:, :n]
+                else:
+                    cmask = torch.arange(n, device=x.device)[None, :] < visible[:, None]
+                lc.n_comp = n
+                keys, mask = torch.cat([keys, lc.comp[:n].float()]), torch.cat([mask, cmask], 1)
+            outs.append(self.part("attention")(q[s.a:s.z], keys, mask, self.W(p + "attn_sink")))
+            last = slice(max(0, L - cfg.window), L)                      # the ring keeps the newest `window` rows
+            lc.win_kv[P[last] % cfg.window] = kv[s.a:s.z][last].to(lc.win_kv.dtype)
+            lc.win_pos[P[last] % cfg.window] = P[last]
+        o = apply_rope(torch.cat(outs), pos, inv, inverse=True)
         g = cfg.o_groups
         wo_a = self.W(p + "wo_a.weight").float().view(g, cfg.o_lora_rank, -1)
-        o = torch.einsum("bsgi,goi->bsgo", o.reshape(B, S, g, -1), wo_a).reshape(B, S, -1)
-        return o @ self.W(p + "wo_b.weight").float().T
+        o = torch.einsum("tgi,goi->tgo", o.reshape(T, g, -1), wo_a).reshape(T, -1)
+        return self.lin(o, p + "wo_b.weight")
 
-    def indexer(self, i, x, q_res, pos, ratio, visible, trace: Trace) -> torch.Tensor:
-        cfg, p, B, S = self.cfg, f"layers.{i}.attn.indexer.", x.shape[0], x.shape[1]
-        c = p + "compressor."
-        keys = self.part("compressor")(x, self.W(c + "wkv.weight"), self.W(c + "wgate.weight"), self.W(c + "ape"),
-                                       self.W(c + "norm.weight"), ratio, True, cfg.rms_norm_eps)
-        n = keys.shape[1]
-        keys = apply_rope(keys, torch.arange(n) * ratio, self.inv_freq[i])
-        q = (q_res @ self.W(p + "wq_b.weight").float().T).view(B, S, cfg.index_n_heads, cfg.index_head_dim)
-        q = apply_rope(q, pos, self.inv_freq[i])
-        w = (x @ self.W(p + "weights_proj.weight").float().T) * cfg.index_n_heads ** -0.5
-        scores = self.part("indexer_scores")(q, keys, w)                        # [B, S, n]
-        k = min(cfg.index_topk, n)
-        lens = visible.clamp(max=n).repeat(B).to(torch.int32)
-        sel = self.part("topk")(scores.reshape(B * S, n).contiguous(), k, lens).view(B, S, k).long()
-        trace.topk[i] = sel
+    def indexer(self, i, x, q_res, P, ratio, visible, lc: LayerCache, n: int, trace: Trace) -> torch.Tensor:
+        "Top-k compressed entries [L, index_topk] (-1 padded) of one request's chunk; appends its closed keys."
+        cfg, p, L = self.cfg, f"layers.{i}.attn.indexer.", x.shape[0]
+        new = self.compress(p + "compressor.", x, P, lc.idx_rows, ratio, True, self.inv_freq[i])
+        lc.idx_keys[lc.n_comp:n] = new.to(lc.idx_keys.dtype)
+        sel = torch.full((L, cfg.index_topk), -1, dtype=torch.long, device=x.device)
+        if n:
+            q = apply_rope(self.lin(q_res, p + "wq_b.weight").view(L, cfg.index_n_heads, -1), P, self.inv_freq[i])
+            w = self.lin(x, p + "weights_proj.weight") * cfg.index_n_heads ** -0.5
+            scores = self.part("indexer_scores")(q, lc.idx_keys[:n], w)               # [L, n]
+            k = min(cfg.index_topk, n)
+            sel[:, :k] = self.part("topk")(scores.contiguous(), k, visible.clamp(max=n).to(torch.int32)).long()
+        trace.add("topk", i, sel)
         return sel
 
     # ---- MoE ----
     def moe(self, i: int, x: torch.Tensor, ids: torch.Tensor, trace: Trace) -> torch.Tensor:
         cfg, p = self.cfg, f"layers.{i}.ffn."
-        B, S, H = x.shape
-        flat = x.reshape(-1, H).float()
-        logits = flat @ self.W(p + "gate.weight").float().T
+        scores = F.softplus(self.lin(x, p + "gate.weight")).sqrt()
         if cfg.scoring_func != "sqrtsoftplus": raise NotImplementedError(cfg.scoring_func)
-        scores = F.softplus(logits).sqrt()
         if cfg.is_hash_layer(i):
-            idx = self.W(p + "gate.tid2eid")[ids.reshape(-1)].long()
+            idx = self.W(p + "gate.tid2eid")[ids].long()
         else:
-            biased = scores + self.W(p + "gate.bias").float()
-            idx = torch.topk(biased, cfg.n_active_experts, dim=-1).indices
+            idx = torch.topk(scores + self.W(p + "gate.bias").float(), cfg.n_active_experts, dim=-1).indices
         wts = scores.gather(1, idx)
         wts = wts / (wts.sum(-1, keepdim=True) + 1e-20) * cfg.routed_scaling
-        trace.experts[i] = idx
+        trace.add("experts", i, idx)
         E = cfg.n_routed_experts
-        w1 = self._stack(p, "w1", E); w2 = self._stack(p, "w2", E); w3 = self._stack(p, "w3", E)
-        out = self.part("moe_experts")(flat, idx, wts, w1, w2, w3, cfg.swiglu_limit)
-        s = p + "shared_experts."
-        g = (flat @ self.W(s + "w1.weight").float().T).clamp(max=cfg.swiglu_limit)
-        u = (flat @ self.W(s + "w3.weight").float().T).clamp(-cfg.swiglu_limit, cfg.swiglu_limit)
-        out = out + (F.silu(g) * u) @ self.W(s + "w2.weight").float().T
-        return out.view(B, S, H)
+        out = self.part("moe_experts")(x.float(), idx, wts, self._stack(p, "w1", E), self._stack(p, "w2", E),
+                                       self._stack(p, "w3", E), cfg.swiglu_limit)
+        s, lim = p + "shared_experts.", cfg.swiglu_limit
+        g, u = self.lin(x, s + "w1.weight").clamp(max=lim), self.lin(x, s + "w3.weight").clamp(-lim, lim)
+        return out + self.lin(F.silu(g) * u, s + "w2.weight")
 
     def _stack(self, p, name, E):
         key = f"{p}experts.{name}"
@@ -254,39 +337,55 @@ class Engine:
 
     # ---- mHC sites and the whole model ----
     def site(self, i: int, which: str, streams, sublayer, carried_pre, first: bool):
-        "One mHC site: gates, collapse (with this site's pre, or the carried one when delayed), norm, sublayer, post."
+        "One mHC site on streams [T, 4, H]: gates, collapse (this site's pre, or the carried one when delayed), norm, sublayer, post."
         cfg, p = self.cfg, f"layers.{i}."
-        B, S, n, H = streams.shape
-        flat = streams.reshape(B * S, n, H).float()
-        post, comb, pre = self.part("mhc_gates")(flat, self.W(p + f"hc_{which}_fn"), self.W(p + f"hc_{which}_scale"),
+        post, comb, pre = self.part("mhc_gates")(streams, self.W(p + f"hc_{which}_fn"), self.W(p + f"hc_{which}_scale"),
                                                  self.W(p + f"hc_{which}_base"), self.mhc)
         use = pre if not cfg.delayed_mhc else carried_pre
-        u = flat[:, 0] if (cfg.delayed_mhc and first) else (use[..., None] * flat).sum(1)
-        f = sublayer(rms_norm(u.view(B, S, H), self.W(p + f"{which}_norm.weight"), cfg.rms_norm_eps))
-        new = post.view(B, S, n, 1) * f.view(B, S, 1, H) + torch.einsum("tkj,tkh->tjh", comb, flat).view(B, S, n, H)
-        return new, pre
+        u = streams[:, 0] if (cfg.delayed_mhc and first) else (use[..., None] * streams).sum(1)
+        f = sublayer(rms_norm(u, self.W(p + f"{which}_norm.weight"), cfg.rms_norm_eps))
+        return post[..., None] * f[:, None] + torch.einsum("tkj,tkh->tjh", comb, streams), pre
 
     @torch.no_grad()
-    def forward(self, ids: torch.Tensor, trace: Trace | None = None) -> torch.Tensor:
-        "Logits [B, S, vocab] of a prefill from position 0 in one pass (batch rows of equal length)."
+    def run(self, chunks: list[tuple[RequestCache, torch.Tensor]], trace: Trace | None = None,
+            last_only: bool = False) -> list[torch.Tensor]:
+        """Advance each (cache, ids [L]) pair by its chunk: a prefill chunk, or one token in decode. Returns each
+        request's logits [L, vocab] fp32 ([1, vocab] with `last_only`). Checks every request first, so a request
+        that would outgrow its cache raises `InputError` before any cache changes."""
         cfg, trace = self.cfg, trace if trace is not None else Trace()
-        if ids.dim() != 2: raise InputError(f"ids must be [B, S], got {tuple(ids.shape)}")
-        B, S = ids.shape
-        pos = torch.arange(S)
-        h = self.W("embed.weight").float()[ids]
-        streams = h[:, :, None].expand(B, S, cfg.hc_mult, cfg.hidden_size).contiguous()
+        segs, a = [], 0
+        if len({id(c) for c, _ in chunks}) != len(chunks): raise InputError("a cache appears twice in one call")
+        for r, (c, ids) in enumerate(chunks):
+            if not isinstance(c, RequestCache): raise InputError(f"request {r}: expected a RequestCache, got {type(c).__name__}")
+            if ids.dim() != 1 or ids.numel() == 0 or ids.is_floating_point():
+                raise InputError(f"request {r}: ids must be a non-empty 1-D integer tensor, got {tuple(ids.shape)} {ids.dtype}")
+            if c.n + ids.numel() > c.capacity:
+                raise InputError(f"request {r}: {c.n} cached + {ids.numel()} new tokens outgrow its cache of "
+                                 f"{c.capacity} tokens")
+            segs.append(_Seg(c, a, a + ids.numel(), torch.arange(c.n, c.n + ids.numel(), device=self.device)))
+            a += ids.numel()
+        ids = torch.cat([i for _, i in chunks]).to(self.device).long()
+        if int(ids.min()) < 0 or int(ids.max()) >= cfg.vocab_size:
+            raise InputError(f"token ids must lie in [0, {cfg.vocab_size})")
+        pos = torch.cat([s.pos for s in segs])
+        streams = self.W("embed.weight").float()[ids][:, None].expand(-1, cfg.hc_mult, -1).contiguous()
         pre = None
         for i in range(cfg.num_layers):
-            streams, pre = self.site(i, "attn", streams, lambda x: self.attention(i, x, pos, trace), pre, i == 0)
+            streams, pre = self.site(i, "attn", streams, lambda x: self.attention(i, x, segs, pos, trace), pre, i == 0)
             streams, pre = self.site(i, "ffn", streams, lambda x: self.moe(i, x, ids, trace), pre, False)
-        flat = streams.reshape(B * S, -1).float()
-        mix = rms_norm(flat, None, cfg.rms_norm_eps) @ self.W("hc_head_fn").float().T
+        for s in segs: s.cache.n += s.z - s.a
+        if last_only: streams = streams[[s.z - 1 for s in segs]]
+        mix = rms_norm(streams.flatten(1), None, cfg.rms_norm_eps) @ self.W("hc_head_fn").float().T
         hpre = torch.sigmoid(mix * self.W("hc_head_scale").float() + self.W("hc_head_base").float()) + cfg.hc_eps
-        x = (hpre[..., None] * streams.reshape(B * S, cfg.hc_mult, -1)).sum(1)
-        x = rms_norm(x, self.W("norm.weight"), cfg.rms_norm_eps)
+        x = rms_norm((hpre[..., None] * streams).sum(1), self.W("norm.weight"), cfg.rms_norm_eps)
+        logits = self.lin(x, "head.weight")
         self.last_trace = trace
-        return (x @ self.W("head.weight").float().T).view(B, S, -1)
+        return list(logits.split([1] * len(segs) if last_only else [s.z - s.a for s in segs]))
 
+    def forward(self, ids: torch.Tensor, trace: Trace | None = None) -> torch.Tensor:
+        "Logits [B, S, vocab] of a prefill from position 0 in one pass (fresh caches; rows of equal length)."
+        if ids.dim() != 2: raise InputError(f"ids must be [B, S], got {tuple(ids.shape)}")
+        return torch.stack(self.run([(self.new_cache(ids.shape[1]), r) for r in ids], trace))
 
 # %% ../../nbs/06c_engine.ipynb #528a8cf9
 @torch.no_grad()
