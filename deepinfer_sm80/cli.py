@@ -68,6 +68,10 @@ def demo_main(argv: list[str] | None = None) -> int:
     if not 1 <= a.tokens or not 3 <= a.prompt_len or a.tokens + a.prompt_len > 256:
         p.error(f"need --tokens >= 1, --prompt-len >= 3 and at most 256 together (the tiny model's context), got {a.tokens} and {a.prompt_len}")
     if a.device == "cuda" and not torch.cuda.is_available(): p.error("--device cuda: no CUDA device here")
+    try:
+        from transformers import DeepseekV4ForCausalLM  # noqa: F401  (the model the demo builds and checks against)
+    except ImportError:
+        p.error('needs transformers 5.17 or later, with DeepSeek-V4: pip install -e ".[dev]"')
     from deepinfer_sm80.model.runtime import demo
     ok, _ = demo(a.tokens, a.prompt_len, None if a.device == "auto" else a.device, a.seed, quantize=not a.no_quantize)
     return 0 if ok else 1
