@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import deepinfer_sm80  # noqa: F401  (first: without a GPU it turns the Triton interpreter on before triton loads)
+import operator
 import os
 import contextlib
 import dataclasses
@@ -19,7 +20,7 @@ import triton
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
            'SELFTESTS', 'BENCHMARKS', 'GUARD_BYTE', 'FUZZ_CASES', 'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants',
-           'GpuSpec', 'DeviceInfo', 'device_info', 'InputError', 'UnsupportedDeviceError', 'check_tensor',
+           'GpuSpec', 'DeviceInfo', 'device_info', 'InputError', 'UnsupportedDeviceError', 'check_tensor', 'check_int',
            'interpreting', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording',
            'launch', 'selftest', 'benchmark', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
            'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
@@ -180,6 +181,22 @@ def check_tensor(name: str, t, *, dtype: torch.dtype | Sequence[torch.dtype] | N
     if contiguous and not t.is_contiguous():
         raise InputError(f"{name}: expected a contiguous tensor (call .contiguous())")
     return t
+
+
+def check_int(name: str, v, lo: int, hi: int | None = None) -> int:
+    "Raise `InputError` unless `v` is a Python int (not a bool) in [lo, hi] (hi None: no upper bound); return it."
+    if v is None:
+        raise InputError(f"{name}: required")
+    if isinstance(v, bool):
+        raise InputError(f"{name}: expected an int, got a bool")
+    try:
+        v = operator.index(v)
+    except TypeError:
+        raise InputError(f"{name}: expected a Python int, got {type(v).__name__}") from None
+    if v < lo or (hi is not None and v > hi):
+        raise InputError(f"{name}: {v} is outside [{lo}, {'inf' if hi is None else hi}]")
+    return v
+
 
 # %% ../nbs/00_core.ipynb #a475708f
 def interpreting() -> bool:

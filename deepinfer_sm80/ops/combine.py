@@ -5,13 +5,12 @@
 # %% ../../nbs/03b_combine_indices.ipynb #fde2be20
 from __future__ import annotations
 
-import operator
 
 import torch
 
 from typing import NamedTuple
 
-from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
+from ..core import (check_int, DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
 from .kv_cache import check_error_counter, check_not_meta
 
@@ -32,18 +31,7 @@ def combined_width(topk: int, window: int = DSV41.window) -> int:
     return -(-(topk + window) // _ALIGN) * _ALIGN
 
 
-def _as_int(name: str, v, lo: int, hi: int | None = None) -> int:
-    if v is None:
-        raise InputError(f"{name}: required")
-    if isinstance(v, bool):
-        raise InputError(f"{name}: expected an int, got a bool")
-    try:
-        v = operator.index(v)
-    except TypeError:
-        raise InputError(f"{name}: expected a Python int, got {type(v).__name__}") from None
-    if v < lo or (hi is not None and v > hi):
-        raise InputError(f"{name}: {v} is outside [{lo}, {'inf' if hi is None else hi}]")
-    return v
+_as_int = check_int     # the one int validator, in core
 
 
 def _check_args(topk_indices, query_start_loc, seq_lens, gather_lens, window, compress_ratio, topk, M, N, out):

@@ -5,11 +5,10 @@
 # %% ../../nbs/03h_topk.ipynb #0477a75e
 from __future__ import annotations
 
-import operator
 from typing import NamedTuple
 
 import torch
-from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
+from ..core import (check_int, DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
 import triton
 import triton.language as tl
@@ -23,16 +22,7 @@ __all__ = ['MAX_K', 'GPU_TILE', 'CPU_TILE', 'POOL_BLOCK', 'POOL_BLOCKS', 'topk_i
 MAX_K = 2048                  # largest k (and n_blocks) a call may ask for: 4k entries must fit one program
 
 
-def _as_int(name: str, v, lo: int, hi: int | None = None) -> int:
-    if isinstance(v, bool):
-        raise InputError(f"{name}: expected an int, got a bool")
-    try:
-        v = operator.index(v)
-    except TypeError:
-        raise InputError(f"{name}: expected a Python int, got {type(v).__name__}") from None
-    if v < lo or (hi is not None and v > hi):
-        raise InputError(f"{name}: {v} is outside [{lo}, {'inf' if hi is None else hi}]")
-    return v
+_as_int = check_int     # the one int validator, in core
 
 
 def _check_scores(scores, lengths, k) -> tuple[int, int, int]:
