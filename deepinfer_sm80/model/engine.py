@@ -13,14 +13,17 @@ import torch.nn.functional as F
 
 from ..core import InputError
 from .config import ModelConfig
+from .roles import FULL, SelectionBoard, layer_roles
+from ..ops.compressor import (CompressorSpec, CompressorState, compress_ref, compressed_rows_ref,
+                                           indexer_key_ref, rope_cos_sin_table)
 from ..ops.mhc import MhcConsts, mhc_gates_ref
-from ..ops.topk import topk_indices_ref
+from ..ops.topk import candidate_blocks_ref, topk_indices_in_pool_ref, topk_indices_ref
 
 
 # %% auto #0
 __all__ = ['IMPLS', 'rms_norm', 'rope_inv_freq', 'apply_rope', 'register_part', 'pool_v4_ref', 'indexer_scores_ref', 'topk_ref',
            'attention_ref', 'mhc_gates_f32', 'moe_experts_ref', 'OpenRows', 'LayerCache', 'RequestCache', 'Trace',
-           'Engine', 'transformers_reference', 'same_choices']
+           'Engine', 'transformers_reference', 'same_choices', 'v41_names_and_shapes', 'random_weights']
 
 # %% ../../nbs/06c_engine.ipynb #45880ab4
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
@@ -160,6 +163,7 @@ class LayerCache:
     comp_rows: OpenRows | None = None
     idx_keys: torch.Tensor | None = None  # [capacity // ratio, index_head_dim] indexer keys (rotated)
     idx_rows: OpenRows | None = None
+    state: CompressorState | None = None  # V4.1: the compressor's carried rows (ops.compressor)
     n_comp: int = 0                       # closed entries
 
 
@@ -171,10 +175,17 @@ class RequestCache:
         if capacity < 1: raise InputError(f"cache capacity must be >= 1 token, got {capacity}")
         self.capacity, self.n, self.dtype = capacity, 0, dtype
         D, self.layers = cfg.head_dim, []
+        roles = layer_roles(cfg) if cfg.generation == "v41" else None
         for i, r in enumerate(cfg.compress_ratios):
             lc = LayerCache(torch.zeros(cfg.window, D, dtype=dtype, device=device),
                             torch.full((cfg.window,), -1, dtype=torch.int64, device=device))
-            if r:
+            if roles is not None:                # V4.1: only a Full layer owns compressed entries and index keys
+                if roles[i].role == FULL:
+                    lc.comp_rows = OpenRows(D, device)
+                    lc.comp = torch.zeros(capacity // r, D, dtype=dtype, device=device)
+                    lc.idx_keys = torch.zeros(capacity // r, cfg.index_head_dim, dtype=dtype, device=device)
+                    lc.state = CompressorState(CompressorSpec(r, D, False), 1, device)
+            elif r:
                 over = cfg.uses_topk(i) and cfg.generation == "v4"
                 lc.comp = torch.zeros(capacity // r, D, dtype=dtype, device=device)
                 lc.comp_rows = OpenRows(D * (2 if over else 1), device)
@@ -188,7 +199,7 @@ class RequestCache:
         out = []
         for lc in self.layers:
             out += [lc.win_kv, lc.win_pos] + [t for t in (lc.comp, lc.idx_keys) if t is not None]
-            out += [t for r in (lc.comp_rows, lc.idx_rows) if r is not None for t in (r.kv, r.score)]
+            out += [t for r in (lc.comp_rows, lc.idx_rows, lc.state) if r is not None for t in (r.kv, r.score)]
         return out
 
     @property
@@ -197,9 +208,11 @@ class RequestCache:
 # %% ../../nbs/06c_engine.ipynb #f67dbb6d
 @dataclass
 class Trace:
-    "Discrete choices of forward calls, per layer: top-k sets [T, index_topk] (-1 padded) and expert ids [T, k]."
+    """Discrete choices of forward calls, per layer: top-k sets [T, index_topk] (-1 padded), expert ids [T, k] and
+    (V4.1) the candidate pool's blocks [T, candidate_topk_blocks]."""
     topk: dict = field(default_factory=dict)
     experts: dict = field(default_factory=dict)
+    pool: dict = field(default_factory=dict)
 
     def add(self, kind: str, layer: int, t: torch.Tensor):
         d = getattr(self, kind)
@@ -213,19 +226,24 @@ class _Seg:
     a: int
     z: int
     pos: torch.Tensor
+    board: SelectionBoard | None = None   # V4.1: the selections and candidate pool of this call
 
 
 class Engine:
     """The DeepSeek-V4 forward pass over weights held under the release checkpoint's names (fp32 or bf16 tensors,
     already dequantized). `parts` picks an implementation per part ('ref' by default); kernels register
     themselves with `register_part` and are switched on by name, so a notebook can swap one part at a time.
-    `run` advances any number of requests by a chunk each (prefill chunks and decode steps alike)."""
+    `run` advances any number of requests by a chunk each (prefill chunks and decode steps alike). V4.1 configs run
+    with their layer roles; `bf16_latents` rounds V4.1's compressed latents and index keys as the release does."""
 
     def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], parts: dict[str, str] | None = None,
-                 device=None):
-        if cfg.generation != "v4":
-            raise NotImplementedError("V4.1 forward: compressor ratios 2/1, roles and the candidate pool come next")
+                 device=None, bf16_latents: bool = False):
+        if cfg.engram_layers: raise NotImplementedError("Engram layers: waiting for the Engram reference")
         self.cfg, self._stacked = cfg, {}
+        self.roles = layer_roles(cfg) if cfg.generation == "v41" else None
+        self.bf16_latents, self._cos_sin = bf16_latents, {}
+        if bf16_latents and (self.roles is None or cfg.rope_dim != 64):
+            raise InputError("bf16_latents: V4.1 only, with the release's RoPE width 64")
         self.device = torch.device(device) if device is not None else next(iter(weights.values())).device
         self.w = {k: v.to(self.device) for k, v in weights.items()}
         self.parts = {p: "ref" for p in IMPLS} | (parts or {})
@@ -245,17 +263,22 @@ class Engine:
         return RequestCache(self.cfg, capacity, self.device, dtype)
 
     # ---- compressors ----
-    def compress(self, prefix: str, x, pos, rows: OpenRows, ratio: int, overlap: bool, inv) -> torch.Tensor:
-        "Push a chunk's rows into `rows`, return the entries it closes (rotated at entry * ratio), trim what is done."
+    def compress(self, prefix: str, x, pos, rows: OpenRows, ratio: int, overlap: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        """Push a chunk's rows into `rows`; return the entries it closes (fp32, not rotated) and their indices; trim
+        what is done. Score = gate projection (+ the positional bias where the layer has one); none at ratio 1."""
         kv = self.lin(x, prefix + "wkv.weight")
-        score = self.lin(x, prefix + "wgate.weight") + self.W(prefix + "ape").float()[pos % ratio]
+        if ratio == 1 and not overlap:
+            score = torch.zeros_like(kv)
+        else:
+            score = self.lin(x, prefix + "wgate.weight")
+            if prefix + "ape" in self.w: score = score + self.W(prefix + "ape").float()[pos % ratio]
         rows.push(kv, score)
         n0, n1 = int(pos[0]), int(pos[-1]) + 1
         j = torch.arange(n0 // ratio, n1 // ratio, device=x.device)
         out = self.part("compressor")(rows.kv, rows.score, rows.base, j, ratio, overlap,
                                       self.W(prefix + "norm.weight"), self.cfg.rms_norm_eps)
         rows.trim(max((n1 // ratio) * ratio - (ratio if overlap else 0), 0))
-        return apply_rope(out, j * ratio, inv)
+        return out, j
 
     # ---- attention ----
     def attention(self, i: int, x: torch.Tensor, segs: list[_Seg], pos: torch.Tensor, trace: Trace) -> torch.Tensor:
@@ -271,8 +294,15 @@ class Engine:
             kpos = torch.cat([lc.win_pos, P])
             rel = P[:, None] - kpos[None, :]                             # query minus key position
             mask = (kpos >= 0)[None] & (rel >= 0) & (rel < cfg.window)
-            if ratio:
-                new = self.compress(p + "compressor.", x[s.a:s.z], P, lc.comp_rows, ratio, cfg.uses_topk(i), inv)
+            if ratio and self.roles is not None:
+                n, sel = self.select_v41(i, s, x[s.a:s.z], q_res[s.a:s.z], trace)
+                cmask = torch.zeros(L, n + 1, dtype=torch.bool, device=x.device)
+                cmask.scatter_(1, torch.where(sel >= 0, sel, n), True)
+                src = s.cache.layers[self.roles[i].kv_source]
+                keys, mask = torch.cat([keys, src.comp[:n].float()]), torch.cat([mask, cmask[:, :n]], 1)
+            elif ratio:
+                new, j = self.compress(p + "compressor.", x[s.a:s.z], P, lc.comp_rows, ratio, cfg.uses_topk(i))
+                new = apply_rope(new, j * ratio, inv)
                 n = lc.n_comp + new.shape[0]
                 lc.comp[lc.n_comp:n] = new.to(lc.comp.dtype)
                 visible = (P + 1) // ratio                               # entries complete at each query
@@ -298,7 +328,8 @@ class Engine:
     def indexer(self, i, x, q_res, P, ratio, visible, lc: LayerCache, n: int, trace: Trace) -> torch.Tensor:
         "Top-k compressed entries [L, index_topk] (-1 padded) of one request's chunk; appends its closed keys."
         cfg, p, L = self.cfg, f"layers.{i}.attn.indexer.", x.shape[0]
-        new = self.compress(p + "compressor.", x, P, lc.idx_rows, ratio, True, self.inv_freq[i])
+        new, j = self.compress(p + "compressor.", x, P, lc.idx_rows, ratio, True)
+        new = apply_rope(new, j * ratio, self.inv_freq[i])
         lc.idx_keys[lc.n_comp:n] = new.to(lc.idx_keys.dtype)
         sel = torch.full((L, cfg.index_topk), -1, dtype=torch.long, device=x.device)
         if n:
@@ -309,6 +340,76 @@ class Engine:
             sel[:, :k] = self.part("topk")(scores.contiguous(), k, visible.clamp(max=n).to(torch.int32)).long()
         trace.add("topk", i, sel)
         return sel
+
+    # ---- V4.1: roles ----
+    def cos_sin(self, i: int, n: int) -> torch.Tensor:
+        "Layer i's RoPE table [>= n, 64] (cos then sin), grown by doubling."
+        t = self._cos_sin.get(i)
+        if t is None or t.shape[0] < n:
+            t = self._cos_sin[i] = rope_cos_sin_table(self.inv_freq[i], max(n, 2 * (0 if t is None else t.shape[0]), 64),
+                                                      self.device)
+        return t
+
+    def compress_v41(self, i: int, lc: LayerCache, x: torch.Tensor, P: torch.Tensor):
+        """A Full layer's compressor over one request's chunk: closed entries into its cache, then their index keys,
+        k_norm(wk(latent)), both RoPE'd at entry * ratio. In fp32, or with `bf16_latents` rounded as the release
+        rounds them (bf16 latent, bf16 wk output, bf16 key) through `ops.compressor`'s references."""
+        cfg, c, ratio, ix = self.cfg, f"layers.{i}.attn.compressor.", self.cfg.compress_ratios[i], f"layers.{i}.attn.indexer."
+        if not self.bf16_latents:
+            lat, j = self.compress(c, x, P, lc.comp_rows, ratio, False)
+            E, inv = j.numel(), self.inv_freq[i]
+            lc.comp[lc.n_comp:lc.n_comp + E] = apply_rope(lat, j * ratio, inv).to(lc.comp.dtype)
+            keys = rms_norm(self.lin(lat, ix + "wk.weight"), self.W(ix + "k_norm.weight"), cfg.rms_norm_eps)
+            lc.idx_keys[lc.n_comp:lc.n_comp + E] = apply_rope(keys, j * ratio, inv).to(lc.idx_keys.dtype)
+            lc.n_comp += E
+            return
+        kv = self.lin(x, c + "wkv.weight")
+        score = self.lin(x, c + "wgate.weight") if ratio > 1 else None              # ratio 1 has no gate
+        qsl = torch.tensor([0, x.shape[0]], device=x.device)
+        out = compress_ref(kv, score, qsl, torch.zeros(1, dtype=torch.long, device=x.device), lc.state, lc.state.spec,
+                           self.W(c + "norm.weight"), cfg.rms_norm_eps)              # bf16 latents, not rotated
+        E = out.entry.numel()
+        if not E: return
+        cs = self.cos_sin(i, int(out.entry.max()) * ratio + 1)
+        lc.comp[lc.n_comp:lc.n_comp + E] = compressed_rows_ref(out, ratio, cs).to(lc.comp.dtype)
+        k_pre = (out.latent.float() @ self.W(ix + "wk.weight").float().T).to(torch.bfloat16)   # a bf16 GEMM
+        lc.idx_keys[lc.n_comp:lc.n_comp + E] = indexer_key_ref(k_pre, self.W(ix + "k_norm.weight"), cfg.rms_norm_eps,
+                                                               out.entry * ratio, cs).to(lc.idx_keys.dtype)
+        lc.n_comp += E
+
+    def select_v41(self, i: int, s: _Seg, x, q_res, trace: Trace) -> tuple[int, torch.Tensor]:
+        """The compressed entries one request's chunk reads on V4.1 layer i, by role: Full compresses first; Full and
+        Reindex score their source's index keys with their own query (within the candidate pool once it exists) and
+        publish their top-k; Reuse takes its source's. Returns (entries in the source's cache, selection [L, k])."""
+        cfg, role, P, L = self.cfg, self.roles[i], s.pos, x.shape[0]
+        if role.role == FULL: self.compress_v41(i, s.cache.layers[i], x, P)
+        n = s.cache.layers[role.kv_source].n_comp
+        if role.scores:
+            ix, k, blk = f"layers.{i}.attn.indexer.", cfg.index_topk, cfg.candidate_block_size
+            lens = ((P + 1) // cfg.compress_ratios[i]).clamp(max=n).to(torch.int32)
+            sel = torch.full((L, k), -1, dtype=torch.long, device=x.device)
+            pool = s.board.pool(i)
+            if n:
+                q = apply_rope(self.lin(q_res, ix + "wq_b.weight").view(L, cfg.index_n_heads, -1), P, self.inv_freq[i])
+                w = self.lin(x, ix + "weights_proj.weight") * cfg.index_n_heads ** -0.5
+                scores = self.part("indexer_scores")(q, s.cache.layers[role.index_keys].idx_keys[:n], w).contiguous()
+                kk = min(k, n)
+                if pool is None:
+                    sel[:, :kk] = self.part("topk")(scores, kk, lens).long()
+                else:                            # within the pool's blocks; a row with <= k entries reads them all
+                    sel[:, :kk] = topk_indices_in_pool_ref(scores, pool, kk, lens, blk).long()
+                    every = torch.arange(kk, device=x.device)[None, :]
+                    sel[:, :kk] = torch.where((lens <= k)[:, None], torch.where(every < lens[:, None], every, -1), sel[:, :kk])
+            if role.writes_pool:                 # each token's best blocks by block maximum, its newest block kept
+                blocks = (candidate_blocks_ref(scores, lens, blk, cfg.candidate_topk_blocks) if n else
+                          torch.full((L, cfg.candidate_topk_blocks), -1, dtype=torch.int32, device=x.device))
+                s.board.publish_pool(i, blocks)
+                trace.add("pool", i, blocks)
+            s.board.publish(i, sel)
+        else:
+            sel = s.board.selection(i)
+        trace.add("topk", i, sel)
+        return n, sel
 
     # ---- MoE ----
     def moe(self, i: int, x: torch.Tensor, ids: torch.Tensor, trace: Trace) -> torch.Tensor:
@@ -362,7 +463,8 @@ class Engine:
             if c.n + ids.numel() > c.capacity:
                 raise InputError(f"request {r}: {c.n} cached + {ids.numel()} new tokens outgrow its cache of "
                                  f"{c.capacity} tokens")
-            segs.append(_Seg(c, a, a + ids.numel(), torch.arange(c.n, c.n + ids.numel(), device=self.device)))
+            segs.append(_Seg(c, a, a + ids.numel(), torch.arange(c.n, c.n + ids.numel(), device=self.device),
+                             SelectionBoard(self.roles) if self.roles is not None else None))
             a += ids.numel()
         ids = torch.cat([i for _, i in chunks]).to(self.device).long()
         if int(ids.min()) < 0 or int(ids.max()) >= cfg.vocab_size:
@@ -374,9 +476,12 @@ class Engine:
             streams, pre = self.site(i, "attn", streams, lambda x: self.attention(i, x, segs, pos, trace), pre, i == 0)
             streams, pre = self.site(i, "ffn", streams, lambda x: self.moe(i, x, ids, trace), pre, False)
         for s in segs: s.cache.n += s.z - s.a
-        if last_only: streams = streams[[s.z - 1 for s in segs]]
-        mix = rms_norm(streams.flatten(1), None, cfg.rms_norm_eps) @ self.W("hc_head_fn").float().T
-        hpre = torch.sigmoid(mix * self.W("hc_head_scale").float() + self.W("hc_head_base").float()) + cfg.hc_eps
+        if last_only: streams, pre = streams[[s.z - 1 for s in segs]], pre[[s.z - 1 for s in segs]]
+        if cfg.delayed_mhc:                      # V4.1 has no hyper head: the last site's pre collapses the streams
+            hpre = pre
+        else:
+            mix = rms_norm(streams.flatten(1), None, cfg.rms_norm_eps) @ self.W("hc_head_fn").float().T
+            hpre = torch.sigmoid(mix * self.W("hc_head_scale").float() + self.W("hc_head_base").float()) + cfg.hc_eps
         x = rms_norm((hpre[..., None] * streams).sum(1), self.W("norm.weight"), cfg.rms_norm_eps)
         logits = self.lin(x, "head.weight")
         self.last_trace = trace
@@ -410,3 +515,52 @@ def same_choices(a: Trace, b: Trace) -> dict[str, list[int]]:
     return dict(topk=[i for i in a.topk if not torch.equal(srt(a.topk[i].reshape(b.topk[i].shape)), srt(b.topk[i]))],
                 experts=[i for i in a.experts if not torch.equal(srt(a.experts[i]), srt(b.experts[i]))])
 
+
+# %% ../../nbs/06c_engine.ipynb #v41code01
+def v41_names_and_shapes(cfg: ModelConfig) -> dict[str, tuple]:
+    """Tensor names and shapes of a V4.1 model under the release's names: no hyper head; a Full layer's compressor
+    has `wkv`, `norm` and (ratio 2) `wgate`, no positional bias; its indexer owns `wk` and `k_norm` (index keys come
+    from the compressed latent); Full and Reindex layers have the indexer query `wq_b` and `weights_proj`."""
+    H, D, nh, n = cfg.hidden_size, cfg.head_dim, cfg.n_heads, cfg.hc_mult
+    roles, hc = layer_roles(cfg), (n * n + 2 * n, n * H)
+    out = {"embed.weight": (cfg.vocab_size, H), "head.weight": (cfg.vocab_size, H), "norm.weight": (H,)}
+    for i in range(cfg.num_layers):
+        p, r = f"layers.{i}.", roles[i]
+        out |= {p + "attn_norm.weight": (H,), p + "ffn_norm.weight": (H,)}
+        for site in ("attn", "ffn"):
+            out |= {p + f"hc_{site}_fn": hc, p + f"hc_{site}_base": (hc[0],), p + f"hc_{site}_scale": (3,)}
+        a = p + "attn."
+        out |= {a + "wq_a.weight": (cfg.q_lora_rank, H), a + "q_norm.weight": (cfg.q_lora_rank,),
+                a + "wq_b.weight": (nh * D, cfg.q_lora_rank), a + "wkv.weight": (D, H), a + "kv_norm.weight": (D,),
+                a + "wo_a.weight": (cfg.o_groups * cfg.o_lora_rank, nh * D // cfg.o_groups),
+                a + "wo_b.weight": (H, cfg.o_groups * cfg.o_lora_rank), a + "attn_sink": (nh,)}
+        if r.role == FULL:
+            out |= {a + "compressor.wkv.weight": (D, H), a + "compressor.norm.weight": (D,),
+                    a + "indexer.wk.weight": (cfg.index_head_dim, D), a + "indexer.k_norm.weight": (cfg.index_head_dim,)}
+            if r.ratio > 1: out[a + "compressor.wgate.weight"] = (D, H)
+        if r.scores:
+            out |= {a + "indexer.wq_b.weight": (cfg.index_n_heads * cfg.index_head_dim, cfg.q_lora_rank),
+                    a + "indexer.weights_proj.weight": (cfg.index_n_heads, H)}
+        f, E, I = p + "ffn.", cfg.n_routed_experts, cfg.moe_inter
+        out |= {f + "gate.weight": (E, H), f + "gate.bias": (E,)}
+        for e in range(E):
+            out |= {f + f"experts.{e}.w1.weight": (I, H), f + f"experts.{e}.w3.weight": (I, H), f + f"experts.{e}.w2.weight": (H, I)}
+        Is = I * cfg.n_shared_experts
+        out |= {f + "shared_experts.w1.weight": (Is, H), f + "shared_experts.w3.weight": (Is, H), f + "shared_experts.w2.weight": (H, Is)}
+    return out
+
+
+def random_weights(shapes: dict[str, tuple], seed: int = 0) -> dict[str, torch.Tensor]:
+    """bf16-representable fp32 weights of a realistic scale with every mechanism switched on: matrices N(0, 1/fan_in),
+    norms and gate scales near 1, non-zero sinks, mHC biases and routing biases."""
+    g = torch.Generator().manual_seed(seed)
+    rnd = lambda shape, s=1.0: torch.randn(shape, generator=g) * s
+    out = {}
+    for n, shape in shapes.items():
+        if n.endswith(("attn_sink", "_base")): t = rnd(shape, 0.5)
+        elif n.endswith("_scale"): t = 1 + rnd(shape, 0.3)
+        elif n.endswith("gate.bias"): t = rnd(shape, 0.1)
+        elif "norm" in n: t = 1 + rnd(shape, 0.2)
+        else: t = rnd(shape, shape[-1] ** -0.5)
+        out[n] = t.bfloat16().float()
+    return out
