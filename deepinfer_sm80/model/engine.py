@@ -510,8 +510,8 @@ def transformers_reference(hf, ids: torch.Tensor) -> tuple[torch.Tensor, Trace]:
 
 
 def same_choices(a: Trace, b: Trace) -> dict[str, list[int]]:
-    "Layers whose top-k sets / expert sets differ between two traces (as sets per token: order is free)."
-    srt = lambda t: t.sort(-1).values
+    "Layers whose top-k sets / expert sets differ between two traces (as sets per token: order is free; any devices)."
+    srt = lambda t: t.cpu().sort(-1).values
     return dict(topk=[i for i in a.topk if not torch.equal(srt(a.topk[i].reshape(b.topk[i].shape)), srt(b.topk[i]))],
                 experts=[i for i in a.experts if not torch.equal(srt(a.experts[i]), srt(b.experts[i]))])
 
