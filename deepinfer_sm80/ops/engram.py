@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
-from ..core import (InputError, aot_examples, benchmark, check_tensor, device_info, launch,
+from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_tensor, device_info, launch,
                                  select_backend, selftest)
 from .fp8 import (e4m3_decode_ref, e4m3_to_f32, e4m3x4_scaled_bf16, ue8m0_bf16x2,
                                     ue8m0_decode_ref, ue8m0_to_f32)
@@ -366,7 +366,9 @@ def _engram_lookup_kernel(ids_ptr, ids_stride, table_ptr, scale_ptr, out_ptr, n_
         ok = valid & (rid >= 0) & (rid < table_rows)
         rid = tl.where(ok, rid, 0)
         codes = tl.load(table_ptr + rid[:, None] * DIM + d[None, :], mask=ok[:, None], other=0)
-        scale = tl.load(scale_ptr + rid[:, None] * (DIM // QB) + (d // QB)[None, :], mask=ok[:, None], other=0)
+        sc = tl.load(scale_ptr + rid[:, None] * (DIM // QB) + tl.arange(0, DIM // QB)[None, :], mask=ok[:, None],
+                     other=0)                     # 8 bytes per row, read once, then spread over the row's values
+        scale = tl.reshape(tl.broadcast_to(sc[:, :, None], (BR, DIM // QB, QB)), (BR, DIM))
         if PTX:
             x = e4m3x4_scaled_bf16(codes, ue8m0_bf16x2(scale))
         else:
@@ -534,8 +536,8 @@ def engram_prefetch(row_ids: torch.Tensor, table: torch.Tensor, scales: torch.Te
     side.wait_stream(main)
     with torch.cuda.stream(side):
         engram_lookup(row_ids, table, scales, out=out, max_programs=cap, validate=False, config=cfg)
-    row_ids.record_stream(side)
-    out.record_stream(side)
+    for t in (row_ids, out) + ((table, scales) if table.device.type == "cuda" else ()):
+        t.record_stream(side)
     event = torch.cuda.Event()
     event.record(side)
     return EngramPrefetch(out, event)
@@ -581,8 +583,8 @@ def _engram_selftest(device) -> str:
     w = (1 + 0.1 * torch.randn(2, 4, H, generator=g)).bfloat16().to(device)
     out = engram_update(R, kv, w[0], w[1], 1e-6)
     ref = engram_update_ref(R, kv, w[0], w[1], 1e-6)
-    err = ((out.double() - ref).abs() / ref.abs().clamp_min(1e-30)).max().item()
-    assert err <= 2**-7, err
+    err = ((out.double() - ref).abs() / ref.abs().clamp_min(1e-4)).max().item()
+    assert err <= 2**-7, err            # one bf16 ulp (an absolute 1e-4 ulp scale near cancellation)
     return f"hash (20 tokens, 2 layers) and lookup (480 rows) bit-exact, update within {err:.1e} (relative)"
 
 
@@ -629,7 +631,7 @@ def _bench_engram(ctx):
     N = (1 << 30 if ctx.quick else 1 << 32) // (D + D // 32)
     host_t = torch.empty(N, D, dtype=torch.uint8, pin_memory=True)
     host_s = torch.empty(N, D // 32, dtype=torch.uint8, pin_memory=True)
-    host_t.view(torch.int64).random_(); host_t[(host_t & 0x7F) == 0x7F] = 0
+    host_t.view(torch.int64).random_()                    # NaN codes included: they do not change the timing
     host_s.fill_(127)
     dev_n = min(N, 1 << 22)
     dev_t, dev_s = host_t[:dev_n].to(dev), host_s[:dev_n].to(dev)
@@ -644,7 +646,7 @@ def _bench_engram(ctx):
         t = ctx.time([lambda: engram_lookup(ids, host_t, host_s, validate=False)])
         ctx.row(case=f"lookup host T={T}", x=T, series="lookup, pinned host table", time_s=t, baseline_s=t_copy,
                 baseline="pinned H2D copy of the row bytes", bytes=row_bytes, frac_h2d=t_copy / t, T=T)
-        t = ctx.time([lambda: engram_prefetch(ids, host_t, host_s).wait()])
+        t = ctx.time([lambda: engram_prefetch(ids, host_t, host_s).wait()], graph=False)
         ctx.row(case=f"prefetch host T={T}", x=T, series="lookup, capped grid (prefetch)", time_s=t,
                 baseline_s=t_copy, baseline="pinned H2D copy of the row bytes", bytes=row_bytes, frac_h2d=t_copy / t,
                 T=T)
