@@ -21,11 +21,11 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DEFAULT_HASH_TILE', 'DEFAULT_LOOKUP_TILE', 'DEFAULT_UPDATE_TILE', 'EngramConfig', 'engram_primes',
-           'engram_multipliers', 'EngramHashParams', 'engram_hash_params', 'engram_hash_py', 'engram_hash_ref',
-           'engram_next_history', 'engram_lookup_ref', 'engram_update_ref', 'engram_kv_ref', 'EngramHashTile',
-           'EngramLookupTile', 'EngramUpdateTile', 'engram_hash', 'engram_lookup', 'engram_update', 'EngramPrefetch',
-           'prefetch_stream', 'engram_prefetch', 'engram_forward', 'engram_forward_ref']
+__all__ = ['DEFAULT_HASH_TILE', 'DEFAULT_LOOKUP_TILE', 'DEFAULT_UPDATE_TILE', 'ENGRAM_TUNE_TILES', 'EngramConfig',
+           'engram_primes', 'engram_multipliers', 'EngramHashParams', 'engram_hash_params', 'engram_hash_py',
+           'engram_hash_ref', 'engram_next_history', 'engram_lookup_ref', 'engram_update_ref', 'engram_kv_ref',
+           'EngramHashTile', 'EngramLookupTile', 'EngramUpdateTile', 'engram_hash', 'engram_lookup', 'engram_update',
+           'EngramPrefetch', 'prefetch_stream', 'engram_prefetch', 'engram_forward', 'engram_forward_ref']
 
 # %% ../../nbs/04b_engram.ipynb #c72925f9
 class EngramConfig(NamedTuple):
@@ -622,17 +622,33 @@ def _timed_main_stream(main, start=None, reps: int = 20) -> float:
     return times[len(times) // 2]
 
 
+def _host_table(nbytes: int, D: int):
+    "A pinned host table of about `nbytes` (random codes; NaN codes do not change the timing) and its scales."
+    N = nbytes // (D + D // 32)
+    table = torch.empty(N, D, dtype=torch.uint8, pin_memory=True)
+    table.view(torch.int64).random_()
+    scales = torch.full((N, D // 32), 127, dtype=torch.uint8).pin_memory()
+    return table, scales
+
+
+def _main_workload(T: int, H: int, device):
+    "Main-stream work to overlap with: a chain of 8 [max(T, 64), H] x [H, H] bf16 GEMMs."
+    x = torch.randn(max(T, 64), H, device=device).bfloat16()
+    w = (torch.randn(H, H, device=device) * H ** -0.5).bfloat16()
+    def main():
+        y = x
+        for _ in range(8): y = y @ w
+    return main
+
+
 @benchmark("engram", "Engram lookup from pinned host memory vs a pinned H2D copy; device-table lookup, hash, "
            "update; main-stream slowdown with a prefetch running (T = 1 .. 8192, V4.1 shapes)")
 def _bench_engram(ctx):
     ctx.x_label = "tokens T"
     cfg, H, dev = EngramConfig(), 5120, ctx.device
     C, D = cfg.n_cols, cfg.head_dim
-    N = (1 << 30 if ctx.quick else 1 << 32) // (D + D // 32)
-    host_t = torch.empty(N, D, dtype=torch.uint8, pin_memory=True)
-    host_s = torch.empty(N, D // 32, dtype=torch.uint8, pin_memory=True)
-    host_t.view(torch.int64).random_()                    # NaN codes included: they do not change the timing
-    host_s.fill_(127)
+    host_t, host_s = _host_table(1 << 30 if ctx.quick else 1 << 32, D)
+    N = host_t.shape[0]
     dev_n = min(N, 1 << 22)
     dev_t, dev_s = host_t[:dev_n].to(dev), host_s[:dev_n].to(dev)
     params = engram_hash_params(cfg, pad_id=3, device=dev)
@@ -665,16 +681,41 @@ def _bench_engram(ctx):
         tb = ctx.time([lambda: engram_update_ref(R, kv, w[0], w[1], 1e-20, dtype=torch.float32)])
         ctx.row(case=f"update T={T}", x=T, series="gate + update", time_s=t, baseline_s=tb,
                 bytes=T * H * 2 * (4 + 5 + 4), T=T)
-        x = torch.randn(max(T, 64), H, device=dev).bfloat16()
-        wm = (torch.randn(H, H, device=dev) * H ** -0.5).bfloat16()
-        def main(x=x, wm=wm):
-            y = x
-            for _ in range(8): y = y @ wm
+        main = _main_workload(T, H, dev)
         t_alone = _timed_main_stream(main)
         t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s))
         ctx.row(case=f"main stream T={T}", x=T, series="main stream with prefetch / alone", time_s=t_with,
                 baseline_s=t_alone, baseline="main stream alone", main_slowdown=t_with / t_alone - 1, T=T)
         del src, dst
+
+
+ENGRAM_TUNE_TILES = (EngramLookupTile(8, 2), EngramLookupTile(16, 4), EngramLookupTile(32, 4), EngramLookupTile(32, 8),
+                     EngramLookupTile(64, 8))
+
+
+@benchmark("engram_tune", "lookup tiles and grid caps from a pinned host table (1 GiB) at T = 16 and 2048, with "
+           "the main-stream slowdown each cap causes")
+def _bench_engram_tune(ctx):
+    cfg, H, dev = EngramConfig(), 5120, ctx.device
+    C, D = cfg.n_cols, cfg.head_dim
+    host_t, host_s = _host_table(1 << 30, D)
+    sms = device_info(dev).sms
+    for T in (16, 2048):
+        ids = torch.randint(0, host_t.shape[0], (T, C), dtype=torch.int32, device=dev)
+        row_bytes = T * C * (D + D // 32)
+        for tile in ENGRAM_TUNE_TILES:
+            t = ctx.time([lambda: engram_lookup(ids, host_t, host_s, validate=False, config=tile)])
+            ctx.row(case=f"T={T} tile={tuple(tile)[:2]}", x=T, series=f"T={T} tiles", time_s=t, bytes=row_bytes,
+                    tile=tuple(tile), default=tile == DEFAULT_LOOKUP_TILE, T=T)
+        main = _main_workload(T, H, dev)
+        t_alone = _timed_main_stream(main)
+        for share in (1, 2, 4, 8, 16):
+            cap = max(1, sms // share)
+            t = ctx.time([lambda: engram_lookup(ids, host_t, host_s, validate=False, max_programs=cap)])
+            t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s, max_programs=cap))
+            ctx.row(case=f"T={T} programs={cap}", x=T, series=f"T={T} grid caps", time_s=t, bytes=row_bytes,
+                    programs=cap, prefetch_share=share, main_slowdown=t_with / t_alone - 1,
+                    default=share == DEFAULT_LOOKUP_TILE.prefetch_share, T=T)
 
 # %% ../../nbs/04b_engram.ipynb #7a04ff5d
 import random
