@@ -63,6 +63,7 @@ def demo_main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where the engine runs (default: the GPU if any)")
     p.add_argument("--seed", type=int, default=0, help="seed of the weights and the prompt")
     p.add_argument("--no-quantize", action="store_true", help="write the checkpoint in bf16 instead of FP8 + MXFP4")
+    p.add_argument("--kernels", action="store_true", help="run the parts the kernels take on kernels on a CPU too (Triton interpreter, slow); on a GPU they are the default")
     a = p.parse_args(argv)
     import torch
     if not 1 <= a.tokens or not 3 <= a.prompt_len or a.tokens + a.prompt_len > 256:
@@ -73,7 +74,8 @@ def demo_main(argv: list[str] | None = None) -> int:
     except ImportError:
         p.error('needs transformers 5.17 or later, with DeepSeek-V4: pip install -e ".[dev]"')
     from deepinfer_sm80.model.runtime import demo
-    ok, _ = demo(a.tokens, a.prompt_len, None if a.device == "auto" else a.device, a.seed, quantize=not a.no_quantize)
+    ok, _ = demo(a.tokens, a.prompt_len, None if a.device == "auto" else a.device, a.seed, quantize=not a.no_quantize,
+                 kernels=True if a.kernels else None)
     return 0 if ok else 1
 
 # %% ../nbs/92_cli.ipynb #2366973d
