@@ -300,14 +300,16 @@ def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, **const
     "Launch a Triton kernel (or record the launch inside `recording()`)."
     if _RECORDING is not None and any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in args):
         names = kernel.arg_names
+        dns = set(getattr(kernel, "do_not_specialize", None) or ())
+        plain = lambda i: i in dns or names[i] in dns   # `do_not_specialize`: no 1-constant, no alignment hint
         signature, attrs, consts = {}, {}, dict(constexprs)
         for i, v in enumerate(args):
-            if v is None or (isinstance(v, int) and not isinstance(v, bool) and v == 1):
+            if v is None or (isinstance(v, int) and not isinstance(v, bool) and v == 1 and not plain(i)):
                 consts[names[i]] = v          # Triton specializes None and 1 into constants
                 continue
             ty, div16 = _arg_type(kernel, i, v)
             signature[names[i]] = ty
-            if div16: attrs[(i,)] = [["tt.divisibility", 16]]
+            if div16 and not plain(i): attrs[(i,)] = [["tt.divisibility", 16]]
         for k in consts: signature[k] = "constexpr"
         signature = {n: signature[n] for n in names}
         _RECORDING.append(LaunchRecord(kernel, signature, consts, attrs, num_warps, num_stages, tuple(grid)))

@@ -234,7 +234,7 @@ def _mhc_post_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, out_ptr, T, H,
         tl.store(out_ptr + rrow + j * H, rj, mask=m2)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["T", "chunks_per_split"])   # one variant for all sizes (chunks_per_split = 1 specialised spills on sm_86 under triton 3.8)
 def _mhc_seam_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, rout_ptr, u_ptr, aux_ptr,
                      wmix_ptr, wsq_ptr, T, H, chunks_per_split, zero,
                      FIRST: tl.constexpr, AUX: tl.constexpr, PTX: tl.constexpr,

@@ -182,7 +182,10 @@ def _levels(N: int, k: int, block: int) -> list[int]:
 
 def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile):
     R, N = scores.shape
-    block = max(cfg.block, triton.next_power_of_2(4 * k))
+    # each level keeps k of `block` entries: 4k per program shrinks a row 4x per level; for k > 1024 (the
+    # 2,048-block candidate pool) 4k entries need more than the 128 registers of a 16-warp program, so such
+    # rows take 2k per program (a 2x shrink per level, one or two more launches)
+    block = max(cfg.block, triton.next_power_of_2(4 * k if k <= 1024 else 2 * k))
     num_warps = min(16, cfg.num_warps * block // cfg.block)
     widths = _levels(N, k, block)
     thr = None if len(widths) == 1 else torch.full((R,), -2**31, dtype=torch.int32, device=scores.device)   # key 0
