@@ -9,7 +9,7 @@ import math
 from typing import NamedTuple
 
 import torch
-from ..core import (InputError, aot_examples, benchmark, check_tensor, interpreting, launch, select_backend,
+from ..core import (InputError, aot_examples, benchmark, check_tensor, interpreting, launch, rel_err, select_backend,
                                  selftest)
 from .fp8 import e2m1_decode_ref, e2m1_to_f32, ue8m0_decode_ref, ue8m0_to_f32
 from .sparse_attention import to_bf16
