@@ -111,12 +111,14 @@ def _process(nb_path: Path, execute: bool) -> tuple[Path, str]:
 MATHJAX = "3.2.2"
 MATHJAX_CONFIG = """window.MathJax = {
   tex: {inlineMath: [["$", "$"], ["\\\\(", "\\\\)"]], displayMath: [["$$", "$$"], ["\\\\[", "\\\\]"]], processEscapes: true},
-  svg: {fontCache: "global"}
+  svg: {fontCache: "global"},
+  options: {ignoreHtmlClass: "tex2jax_ignore|clipboard-copy-txt"}   // hidden copies of code cells are not math
 };
 """
 SITE_CSS = """/* Wide code and tables scroll inside their box instead of widening the page. */
 .md-typeset pre, .jp-RenderedText pre, .highlight-ipynb pre, .jp-InputArea-editor pre { overflow-x: auto; max-width: 100%; }
 .md-typeset table:not([class]), .jp-RenderedHTMLCommon table { display: block; max-width: 100%; overflow-x: auto; }
+.md-typeset__scrollwrap, .md-typeset__table { display: block; max-width: 100%; overflow-x: auto; }
 .jupyter-wrapper .jp-Cell, .jupyter-wrapper .jp-OutputArea-output, .jupyter-wrapper .jp-InputArea { max-width: 100%; min-width: 0; }
 .jupyter-wrapper .jp-OutputArea-output { overflow-x: auto; }
 .jupyter-wrapper img { max-width: 100%; height: auto; }
