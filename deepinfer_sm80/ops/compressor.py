@@ -148,6 +148,8 @@ def _check_compress_args(kv, score, query_start_loc, req_ids, state, spec, norm_
         check_tensor("score", score, dtype=torch.float32, shape=(kv.shape[0], spec.width))
     check_tensor("query_start_loc", query_start_loc, dtype=(torch.int32, torch.int64), ndim=1)
     R = query_start_loc.numel() - 1
+    if R > 65_535:
+        raise InputError(f"query_start_loc: {R} requests in one call, at most 65,535 (one grid row each)")
     check_tensor("req_ids", req_ids, dtype=(torch.int32, torch.int64), shape=(R,))
     check_tensor("norm_weight", norm_weight, dtype=(torch.float32, torch.bfloat16), shape=(spec.head_dim,))
     if bias is not None:
@@ -322,12 +324,12 @@ def _compress_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, 
                      D: tl.constexpr, W: tl.constexpr, OVERLAP: tl.constexpr, HAS_SCORE: tl.constexpr,
                      HAS_BIAS: tl.constexpr, RECORD: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                      SCALE_FLOOR: tl.constexpr, RNE: tl.constexpr):
-    b = tl.program_id(0)
+    b = tl.program_id(1)                  # request (grid axis 1: at most 65,535 requests)
     a = tl.load(qsl_ptr + b)
     L = tl.load(qsl_ptr + b + 1) - a
     i = tl.load(req_ptr + b)
     n0 = tl.load(ntok_ptr + i)
-    j = n0 // RATIO + tl.program_id(1)
+    j = n0 // RATIO + tl.program_id(0)    # entry (axis 0: a 64K-token chunk at ratio 1 overflows axis 1)
     if j < (n0 + L) // RATIO:
         first = j * RATIO - (RATIO if OVERLAP else 0)
         d = tl.arange(0, D)
@@ -468,7 +470,7 @@ def compress_and_insert(
     sc = score if has_score else kv
     tail_stride = max(spec.keep, 1) * spec.width
     if R and lmax:
-        launch(_compress_kernel, (R, triton.cdiv(lmax, spec.ratio)), kv, sc, kv.stride(0), query_start_loc,
+        launch(_compress_kernel, (triton.cdiv(lmax, spec.ratio), R), kv, sc, kv.stride(0), query_start_loc,
                req_ids, state.n_tokens, state.kv, state.score, tail_stride, bias, norm_weight, float(eps), cos_sin,
                k_cache, block_table, block_table.stride(0), k_cache.shape[1], latent, entry, RATIO=spec.ratio,
                SPAN=spec.span, KEEP=spec.keep, D=spec.head_dim, W=spec.width, OVERLAP=spec.overlap,
