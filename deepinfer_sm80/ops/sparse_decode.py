@@ -156,12 +156,17 @@ def _block_slots(t, b, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cm
 
 @triton.jit
 def _slot_offsets(slot, in_cmp, swa_slots, swa_block_stride, cmp_slots, cmp_block_stride, SWA_BLOCK: tl.constexpr,
-                  CMP_BLOCK: tl.constexpr, DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr):
+                  CMP_BLOCK: tl.constexpr, DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr):
     """Byte offsets (int64) of the data and scale rows of `slot` in the window (or, if in_cmp, compressed) cache,
-    which slots are valid, and which are errors (outside [-1, cache size))."""
+    which slots are valid, and which are errors (outside [-1, cache size)). Without BOUNDS (valid input only)
+    every slot but -1 is valid."""
     n_slots = tl.where(in_cmp, cmp_slots, swa_slots)
-    valid = (slot >= 0) & (slot < n_slots)                                  # out-of-range entries: never read
-    s = tl.minimum(tl.maximum(slot, 0), n_slots - 1).to(tl.int64)          # (and their address stays inside)
+    if BOUNDS:
+        valid = (slot >= 0) & (slot < n_slots)                              # out-of-range entries: never read
+        s = tl.minimum(tl.maximum(slot, 0), n_slots - 1).to(tl.int64)      # (and their address stays inside)
+    else:
+        valid = slot >= 0
+        s = tl.maximum(slot, 0).to(tl.int64)
     if CMP_BLOCK == SWA_BLOCK:
         data, scale = record_rows(s // SWA_BLOCK, s % SWA_BLOCK, tl.where(in_cmp, cmp_block_stride, swa_block_stride),
                                   SWA_BLOCK, DATA_BYTES, SCALE_BYTES)
@@ -248,7 +253,7 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                                BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, TRANS_S: tl.constexpr,
                                DC: tl.constexpr, PREFETCH: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
                                ROPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
-                               SCALE_BYTES: tl.constexpr, FLOOR: tl.constexpr):
+                               SCALE_BYTES: tl.constexpr, FLOOR: tl.constexpr, BOUNDS: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
     t = tl.program_id(0).to(tl.int64)
     sp = tl.program_id(1)
@@ -266,23 +271,26 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
         l_i = tl.zeros([BLOCK_H], tl.float32)
         accs = zero_chunks(BLOCK_H, D, DC)
     slots = _block_slots(t, lo, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride, HAS_CMP, BLOCK_N)
-    if err_ptr is not None:
-        n_err = tl.zeros([BLOCK_N], tl.int32)
+    if BOUNDS:
+        if err_ptr is not None:
+            n_err = tl.zeros([BLOCK_N], tl.int32)
     if PREFETCH == 2:       # software pipeline: slot ids two blocks ahead, record bytes one block ahead
         data, scale, valid, bad = _slot_offsets(slots, lo < nbc, swa_slots, swa_block_stride, cmp_slots,
-                                                cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES)
-        if err_ptr is not None:
-            n_err += (bad & (lo < hi)).to(tl.int32)
+                                                cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
+        if BOUNDS:
+            if err_ptr is not None:
+                n_err += (bad & (lo < hi)).to(tl.int32)
         raw = _load_records(tl.where(lo < nbc, cmp_ptr, swa_ptr), data, scale, valid, NOPE, GROUP, DC)
         slots = _block_slots(t, lo + 1, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
                              HAS_CMP, BLOCK_N)
         for b in range(lo, hi):
             n_data, n_scale, n_valid, n_bad = _slot_offsets(slots, b + 1 < nbc, swa_slots, swa_block_stride,
                                                             cmp_slots, cmp_block_stride, SWA_BLOCK, CMP_BLOCK,
-                                                            DATA_BYTES, SCALE_BYTES)
+                                                            DATA_BYTES, SCALE_BYTES, BOUNDS)
             n_valid = n_valid & (b + 1 < hi)
-            if err_ptr is not None:
-                n_err += (n_bad & (b + 1 < hi)).to(tl.int32)
+            if BOUNDS:
+                if err_ptr is not None:
+                    n_err += (n_bad & (b + 1 < hi)).to(tl.int32)
             n_raw = _load_records(tl.where(b + 1 < nbc, cmp_ptr, swa_ptr), n_data, n_scale, n_valid, NOPE, GROUP, DC)
             slots = _block_slots(t, b + 2, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
                                  HAS_CMP, BLOCK_N)
@@ -296,9 +304,11 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
     else:                   # slot ids one block ahead (their latency hides behind this block's work)
         for b in range(lo, hi):
             data, scale, valid, bad = _slot_offsets(slots, b < nbc, swa_slots, swa_block_stride, cmp_slots,
-                                                    cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES)
-            if err_ptr is not None:
-                n_err += bad.to(tl.int32)
+                                                    cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES,
+                                                    BOUNDS)
+            if BOUNDS:
+                if err_ptr is not None:
+                    n_err += bad.to(tl.int32)
             raw = _load_records(tl.where(b < nbc, cmp_ptr, swa_ptr), data, scale, valid, NOPE, GROUP, DC)
             slots = _block_slots(t, b + 1, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
                                  HAS_CMP, BLOCK_N)
@@ -307,10 +317,11 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
             else:
                 ks = _decode_records(raw[0], raw[1], raw[2], NOPE, GROUP, DC, DOT_F32)
                 m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S)
-    if err_ptr is not None:  # the first head block counts the out-of-range slots of its split
-        if tl.program_id(2) == 0:
-            n_bad = tl.sum(n_err, 0)
-            tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+    if BOUNDS:
+        if err_ptr is not None:  # the first head block counts the out-of-range slots of its split
+            if tl.program_id(2) == 0:
+                n_bad = tl.sum(n_err, 0)
+                tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
     if FLOOR:               # the query rows count once per token, the records once per split
         tot = tl.where(sp == 0, _chunks_checksum(qs), 0) + tl.sum(csum, 0)
         if SPLIT:
@@ -407,7 +418,7 @@ def _check_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indice
 
 
 def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, cbs, swa_lens,
-                   compressed_lens, scale, out, plan: DecodePlan, floor: bool, errors=None):
+                   compressed_lens, scale, out, plan: DecodePlan, floor: bool, errors=None, bounds=True):
     T, H = q.shape[0], q.shape[1]
     tile, S = plan.tile, plan.splits
     has_cmp = compressed_cache is not None
@@ -427,7 +438,7 @@ def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indic
            HAS_CMP_LENS=compressed_lens is not None, SPLIT=S > 1, BLOCK_H=tile.block_h, BLOCK_N=tile.block_n,
            TRANS_S=tile.block_h > tile.block_n, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(),
            NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
-           FLOOR=floor, num_warps=tile.num_warps, num_stages=tile.num_stages)
+           FLOOR=floor, BOUNDS=bounds, num_warps=tile.num_warps, num_stages=tile.num_stages)
     if S > 1:
         launch(_sparse_attn_decode_reduce_kernel, (T, H, HEAD_DIM // plan.reduce_cols), part_o, part_ml, sink, out,
                H, S, S_BLOCK=plan.reduce_block, RD=plan.reduce_cols, D=HEAD_DIM, EMULATE_RNE=interpreting(),
@@ -541,8 +552,15 @@ def _decode_sets(ctx, T, context, H=64, requests=None):
     return sets
 
 
-def _time_decode(ctx, sets, plan, floor=False):
-    fn = sparse_decode_floor if floor else sparse_attn_decode
+def _decode_no_bounds(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, plan):
+    "The launches of `sparse_attn_decode` with BOUNDS=False: unsafe (valid input only), for the same-run before rows."
+    _, _, scale = check_common(q, sink, None, None)
+    return _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, block_size,
+                          None, None, scale, torch.empty_like(q), plan, floor=False, bounds=False)
+
+
+def _time_decode(ctx, sets, plan, floor=False, bounds=True):
+    fn = sparse_decode_floor if floor else sparse_attn_decode if bounds else _decode_no_bounds
     return ctx.time([lambda a=a: fn(**a, plan=plan) for a in sets])
 
 
@@ -553,6 +571,7 @@ def _bench_sparse_decode(ctx):
         sets = _decode_sets(ctx, T, 65_536, requests=min(T, 16))     # beyond 16, tokens share requests' caches
         plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE)
         t = _time_decode(ctx, sets, plan)
+        tn = _time_decode(ctx, sets, plan, bounds=False)
         tf = _time_decode(ctx, sets, plan, floor=True)
         tf1 = _time_decode(ctx, sets, plan1, floor=True)
         tb = ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]])
@@ -560,6 +579,10 @@ def _bench_sparse_decode(ctx):
                 baseline="torch reference (dequantize, attend)", bytes=_decode_bytes(T, 64, 640),
                 flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=65_536, splits=plan.splits, floor_s=tf,
                 vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1)
+        ctx.row(case=f"T={T} context=64K no bounds (before)", x=T, series="decode without the bounds checks (before)",
+                time_s=tn, baseline_s=t, baseline="decode with the bounds checks (same run)",
+                bytes=_decode_bytes(T, 64, 640), flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=65_536,
+                splits=plan.splits)
         err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
         te = ctx.time([lambda a=a: sparse_attn_decode(**a, plan=plan, errors=err) for a in sets])
         ctx.row(case=f"T={T} context=64K errors", x=T, series="decode with the errors counter", time_s=te,
@@ -569,10 +592,15 @@ def _bench_sparse_decode(ctx):
         sets = _decode_sets(ctx, 6, context, requests=1)
         plan = plan_for(sets[0])
         t = _time_decode(ctx, sets, plan)
+        tn = _time_decode(ctx, sets, plan, bounds=False)
         tf = _time_decode(ctx, sets, plan, floor=True)
         ctx.row(case=f"T=6 (one request) context={context}", x=context, series="context sweep", time_s=t,
                 baseline_s=tf, baseline="floor (read the same records)", bytes=_decode_bytes(6, 64, 640),
                 tokens=6, context=context)
+        ctx.row(case=f"T=6 (one request) context={context} no bounds (before)", x=context,
+                series="context sweep without the bounds checks (before)", time_s=tn, baseline_s=t,
+                baseline="decode with the bounds checks (same run)", bytes=_decode_bytes(6, 64, 640), tokens=6,
+                context=context)
 
 
 @benchmark("sparse_decode_tune", "sparse_attn_decode tiles x split targets (waves), each next to its same-plan floor")

@@ -107,10 +107,19 @@ def _token_len(lens_ptr, t, n_idx, HAS_LENS: tl.constexpr):
 
 
 @triton.jit
-def _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows):
+def _in_range(idx, n_rows, BOUNDS: tl.constexpr):
+    "Which entries are keys to read: inside [0, n_rows); without BOUNDS (valid input only) every entry but -1."
+    if BOUNDS:
+        return (idx >= 0) & (idx < n_rows)
+    else:
+        return idx >= 0
+
+
+@triton.jit
+def _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS: tl.constexpr):
     "Which entries j of token t's index row are valid keys, their workspace rows (int64; 0 where not), and the errors."
     idx = tl.load(idx_ptr + t * idx_stride + j, mask=j < n, other=-1)
-    valid = (idx >= 0) & (idx < n_rows)
+    valid = _in_range(idx, n_rows, BOUNDS)
     return valid, tl.where(valid, idx, 0).to(tl.int64), (idx < -1) | (idx >= n_rows)
 
 
@@ -125,17 +134,19 @@ def _count_errors(err_ptr, bad):
 def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr, err_ptr,
                                H, n_rows, n_idx, idx_stride, w_pad, n_tiles, qk_scale,
                                HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
-                               BLOCK_K: tl.constexpr, D: tl.constexpr, DOT_F32: tl.constexpr):
+                               BLOCK_K: tl.constexpr, D: tl.constexpr, DOT_F32: tl.constexpr,
+                               BOUNDS: tl.constexpr):
     jt = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
     h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
     hmask = h < H
     n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
     j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
-    valid, r, bad = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows)
-    if err_ptr is not None:
-        if tl.program_id(2) == 0:
-            _count_errors(err_ptr, bad)
+    valid, r, bad = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
+    if BOUNDS:
+        if err_ptr is not None:
+            if tl.program_id(2) == 0:
+                _count_errors(err_ptr, bad)
     k = tl.arange(0, BLOCK_K)
     s = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
     for k0 in range(0, D, BLOCK_K):
@@ -159,7 +170,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
                                H, n_rows, n_idx, idx_stride, w_pad, n_tiles,
                                HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                                BLOCK_D: tl.constexpr, TILES: tl.constexpr, D: tl.constexpr,
-                               DOT_F32: tl.constexpr):
+                               DOT_F32: tl.constexpr, BOUNDS: tl.constexpr):
     db = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
     h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
@@ -179,7 +190,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
     for jt in range(0, tl.maximum(tl.cdiv(n, BLOCK_N), 1)):   # >= 1 tile (p = 0 there): a NaN sum reaches acc
         j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
-        valid, r, _ = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows)
+        valid, r, _ = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
         p = tl.load(p_ptr + row[:, None] * w_pad + j[None, :], mask=hmask[:, None], other=0.0)
         v = tl.load(kv_ptr + r[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
         if DOT_F32:
@@ -189,7 +200,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     tl.store(out_ptr + row[:, None] * D + d[None, :], to_bf16(acc, DOT_F32), mask=hmask[:, None])
 
 
-def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig, errors=None):
+def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig, errors=None, bounds=True):
     T, H = q.shape[0], q.shape[1]
     BN, BH = cfg.block_n, max(16, min(cfg.block_h, triton.next_power_of_2(H)))   # MMA: >= 16 rows
     W = indices.shape[1]
@@ -199,7 +210,7 @@ def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig
     p = torch.empty(chunk, H, w_pad, dtype=torch.bfloat16, device=q.device)
     ml = torch.empty(chunk, H, n_tiles, 2, dtype=torch.float32, device=q.device)
     hb = triton.cdiv(H, BH)
-    consts = dict(HAS_LENS=lens is not None, BLOCK_H=BH, BLOCK_N=BN, D=HEAD_DIM, DOT_F32=interpreting())
+    consts = dict(HAS_LENS=lens is not None, BLOCK_H=BH, BLOCK_N=BN, D=HEAD_DIM, DOT_F32=interpreting(), BOUNDS=bounds)
     for t0 in range(0, T, chunk):
         t1 = min(T, t0 + chunk)
         ln = None if lens is None else lens[t0:t1]
@@ -219,7 +230,7 @@ def _sparse_attn_prefill_kernel(q_ptr, kv_ptr, idx_ptr, sink_ptr, lens_ptr, out_
                                 H, n_rows, n_idx, idx_stride, qk_scale,
                                 HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                                 TRANS_S: tl.constexpr, D: tl.constexpr, DC: tl.constexpr, PREFETCH: tl.constexpr,
-                                DOT_F32: tl.constexpr):
+                                DOT_F32: tl.constexpr, BOUNDS: tl.constexpr):
     t = tl.program_id(0).to(tl.int64)
     h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
     hmask = h < H
@@ -231,17 +242,18 @@ def _sparse_attn_prefill_kernel(q_ptr, kv_ptr, idx_ptr, sink_ptr, lens_ptr, out_
     accs = zero_chunks(BLOCK_H, D, DC)
     j = tl.arange(0, BLOCK_N)
     idx = tl.load(idx_ptr + t * idx_stride + j, mask=j < n, other=-1)
-    if err_ptr is not None:     # the first head block counts the out-of-range entries (a pass over the row)
-        if tl.program_id(1) == 0:
-            for start in range(0, n, BLOCK_N):
-                e = tl.load(idx_ptr + t * idx_stride + start + j, mask=start + j < n, other=-1)
-                _count_errors(err_ptr, (e < -1) | (e >= n_rows))
+    if BOUNDS:
+        if err_ptr is not None:     # the first head block counts the out-of-range entries (a pass over the row)
+            if tl.program_id(1) == 0:
+                for start in range(0, n, BLOCK_N):
+                    e = tl.load(idx_ptr + t * idx_stride + start + j, mask=start + j < n, other=-1)
+                    _count_errors(err_ptr, (e < -1) | (e >= n_rows))
     if PREFETCH == 2:       # software pipeline: indices two blocks ahead, rows one block ahead
-        valid = (idx >= 0) & (idx < n_rows)
+        valid = _in_range(idx, n_rows, BOUNDS)
         ks = load_chunks(kv_ptr, tl.where(valid, idx, 0).to(tl.int64), valid, D, DC, False, DOT_F32)
         idx = tl.load(idx_ptr + t * idx_stride + BLOCK_N + j, mask=BLOCK_N + j < n, other=-1)
         for start in range(0, n, BLOCK_N):
-            n_valid = (idx >= 0) & (idx < n_rows)
+            n_valid = _in_range(idx, n_rows, BOUNDS)
             n_ks = load_chunks(kv_ptr, tl.where(n_valid, idx, 0).to(tl.int64), n_valid, D, DC, False, DOT_F32)
             jn = start + 2 * BLOCK_N + j
             idx = tl.load(idx_ptr + t * idx_stride + jn, mask=jn < n, other=-1)
@@ -250,7 +262,7 @@ def _sparse_attn_prefill_kernel(q_ptr, kv_ptr, idx_ptr, sink_ptr, lens_ptr, out_
             valid = n_valid
     else:                   # indices one block ahead
         for start in range(0, n, BLOCK_N):
-            valid = (idx >= 0) & (idx < n_rows)
+            valid = _in_range(idx, n_rows, BOUNDS)
             ks = load_chunks(kv_ptr, tl.where(valid, idx, 0).to(tl.int64), valid, D, DC, False, DOT_F32)
             jn = start + BLOCK_N + j
             idx = tl.load(idx_ptr + t * idx_stride + jn, mask=jn < n, other=-1)
@@ -264,13 +276,13 @@ allow_shared_memory("_sparse_attn_prefill_kernel", 57 * 1024,
                     "keys (32 KB) and the probabilities; reloading queries per key block would double the L1 traffic")
 
 
-def _prefill_fused(q, kv, indices, sink, lens, scale, out, tile: AttnTile, errors=None):
+def _prefill_fused(q, kv, indices, sink, lens, scale, out, tile: AttnTile, errors=None, bounds=True):
     T, H = q.shape[0], q.shape[1]
     launch(_sparse_attn_prefill_kernel, (T, triton.cdiv(H, tile.block_h)), q, kv, indices, sink, lens, out, errors,
            H, kv.shape[0], indices.shape[1], indices.stride(0), scale * LOG2E,
            HAS_LENS=lens is not None, BLOCK_H=tile.block_h, BLOCK_N=tile.block_n, TRANS_S=tile.block_h > tile.block_n,
-           D=HEAD_DIM, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(), num_warps=tile.num_warps,
-           num_stages=tile.num_stages)
+           D=HEAD_DIM, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(), BOUNDS=bounds,
+           num_warps=tile.num_warps, num_stages=tile.num_stages)
     return out
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #9b6b97ea
@@ -306,17 +318,28 @@ def _prefill_inputs(ctx, T: int, n_sets: int = 2):
     return sets
 
 
+def _prefill_no_bounds(q, kv, indices, sink):
+    "The default launches with BOUNDS=False: unsafe (valid input only), for the benchmark's same-run before row."
+    _, _, scale = check_common(q, sink, None, None)
+    return _prefill_two_pass(q, kv, indices, sink, None, scale, torch.empty_like(q), TWO_PASS, bounds=False)
+
+
 @benchmark("sparse_prefill", "sparse_attn_prefill: 64 heads, 640 keys per token over the bf16 workspace")
 def _bench_sparse_prefill(ctx):
     for T in ([1536] if ctx.quick else [1536, 8192]):
         sets = _prefill_inputs(ctx, T)
         t = ctx.time([lambda a=a: sparse_attn_prefill(**a) for a in sets])
+        tn = ctx.time([lambda a=a: _prefill_no_bounds(**a) for a in sets])
         def ref(a):
             for i in range(0, T, 1024):
                 sparse_attn_prefill_ref(a["q"][i:i + 1024], a["kv"], a["indices"][i:i + 1024], a["sink"],
                                         acc_dtype=torch.float32)
         tb = ctx.time([lambda a=a: ref(a) for a in sets[:1]], min_calls=2, reps=3)
         ctx.row(case=f"T={T}", x=T, series="prefill", time_s=t, baseline_s=tb, baseline="torch reference (fp32)",
+                flops=4 * T * 64 * 640 * HEAD_DIM, bytes=T * (640 * (2 * HEAD_DIM + 4) + 4 * 64 * HEAD_DIM),
+                tokens=T)
+        ctx.row(case=f"T={T} no bounds (before)", x=T, series="prefill without the bounds checks (before)",
+                time_s=tn, baseline_s=t, baseline="prefill with the bounds checks (same run)",
                 flops=4 * T * 64 * 640 * HEAD_DIM, bytes=T * (640 * (2 * HEAD_DIM + 4) + 4 * 64 * HEAD_DIM),
                 tokens=T)
         err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
