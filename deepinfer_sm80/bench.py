@@ -27,10 +27,10 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['VLLM_MODULES', 'HOPPER_ONLY_SASS', 'AMPERE_SASS', 'RESULTS_DIR', 'ISA_LABEL', 'X_NAMES', 'HEADLINES', 'time_calls',
-           'vllm_op', 'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins', 'default_results_dir',
-           'markdown_table', 'load_results', 'latest_results', 'summary_table', 'infer_x_label', 'plot_results',
-           'headline_table', 'run_benchmark', 'main']
+__all__ = ['VLLM_MODULES', 'HOPPER_ONLY_SASS', 'AMPERE_SASS', 'RESULTS_DIR', 'ISA_LABEL', 'X_NAMES', 'HEADLINES', 'smoke',
+           'time_calls', 'vllm_op', 'triton_matmul', 'measure_limits', 'BenchContext', 'scan_cubins',
+           'default_results_dir', 'markdown_table', 'load_results', 'latest_results', 'summary_table', 'infer_x_label',
+           'plot_results', 'headline_table', 'run_benchmark', 'main']
 
 # %% ../nbs/90_bench.ipynb #10fb523f
 def _median_event_time(run: Callable[[], None], reps: int) -> float:
@@ -56,11 +56,18 @@ def _capturable(fn: Callable[[], object]) -> bool:
         torch.cuda.synchronize()
 
 
+def smoke() -> bool:
+    "Smoke mode (`DEEPINFER_BENCH_SMOKE=1`, set by the GPU test runs): every case runs, each timed once; not a measurement."
+    return os.environ.get("DEEPINFER_BENCH_SMOKE", "") not in ("", "0")
+
+
 def time_calls(fns: list[Callable[[], object]], *, min_calls: int = 32, reps: int = 25,
                graph: bool = True) -> tuple[float, str]:
     "Median seconds per call of the rotated closures `fns`, and the method ('cuda-graph' or 'events')."
     for f in fns: f()                                         # compile, allocate, warm caches of code
     torch.cuda.synchronize()
+    if smoke():
+        return _median_event_time(fns[0], 1), "smoke"
     loops = max(1, math.ceil(min_calls / len(fns)))
     calls = loops * len(fns)
     if graph and not _capturable(fns[0]):
@@ -187,6 +194,7 @@ class BenchContext:
 
     def n_sets(self, bytes_per_set: int, cap: int = 16) -> int:
         "Input sets to rotate so that their total is at least 3x the L2 cache."
+        if smoke(): return 1
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         return int(min(cap, max(2, math.ceil(3 * l2 / max(bytes_per_set, 1)))))
 
@@ -270,7 +278,8 @@ def markdown_table(record: dict) -> str:
 def load_results(name: str, results_dir: str | Path | None = None) -> list[dict]:
     "Every committed record of benchmark `name`, oldest first."
     d = Path(results_dir) if results_dir else RESULTS_DIR
-    return [json.loads(p.read_text()) for p in sorted(d.glob(f"{name}-*.json"))]
+    recs = [json.loads(p.read_text()) for p in sorted(d.glob(f"{name}-*.json"))]
+    return [r for r in recs if not r.get("smoke")]                   # smoke runs are tests, not measurements
 
 
 def latest_results(name: str, results_dir: str | Path | None = None) -> dict[str, dict]:
@@ -405,6 +414,7 @@ def run_benchmark(name: str, quick: bool, isa: str, out_dir: Path, limits: dict 
     ctx = BenchContext(quick=quick, isa=isa, limits=limits)
     fn(ctx)
     rec = dict(name=name, description=desc, quick=quick, env=_environment(isa), limits=limits, rows=ctx.rows)
+    if smoke(): rec["smoke"] = True                  # a test run's record: timings are not measurements
     if ctx.x_label: rec["x_label"] = ctx.x_label
     if isa == "sm80":
         rec["sass_check"] = scan_cubins(os.environ["TRITON_CACHE_DIR"])

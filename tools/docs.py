@@ -215,7 +215,7 @@ def run_log() -> str:
     "Every harness record in bench/results, newest first: what ran, where, with which limits, and its table."
     import json
     recs = [(json.loads(p.read_text()), p) for p in (ROOT / "bench" / "results").glob("*.json")]
-    recs = sorted([(r, p) for r, p in recs if "env" in r], key=lambda rp: rp[0]["env"]["date"], reverse=True)
+    recs = sorted([(r, p) for r, p in recs if "env" in r and not r.get("smoke")], key=lambda rp: rp[0]["env"]["date"], reverse=True)
     out = []
     for rec, p in recs:
         env, lim = rec["env"], rec["limits"]

@@ -25,6 +25,35 @@ if [ -z "${SKIP_CHECK:-}" ]; then
   step python3 -m deepinfer_sm80.cli check
   step $SM80 python3 -m deepinfer_sm80.cli check
 fi
+# PTESTS: the notebook GPU tests of both modes at once (pytest-xdist, XDIST workers each) beside the fuzzer
+# of both modes (FUZZ_SECONDS each); their benchmark records go to a scratch folder (a shared GPU times badly).
+if [ -n "${PTESTS:-}" ]; then
+  echo "=== parallel tests + fuzz ($(date -u +%H:%M:%S))" | tee -a "$LOG"
+  P="env DEEPINFER_RESULTS=/tmp/results-scratch timeout ${PT_LIMIT:-520}"
+  $P python3 -m pytest --gpu -q -p no:cacheprovider -n ${XDIST:-6} tests/test_notebooks.py -k "$PTESTS" > $OUT/tests-native.log 2>&1 & p1=$!
+  $P $SM80 python3 -m pytest --gpu -q -p no:cacheprovider -n ${XDIST:-6} tests/test_notebooks.py -k "$PTESTS" > $OUT/tests-sm80.log 2>&1 & p2=$!
+  pids="$p1 $p2"
+  if [ -n "${FUZZ_SECONDS:-}" ]; then
+    $P python3 -m deepinfer_sm80.fuzz --cases ${FUZZ_CASES:-4000} --isa native --max-seconds $FUZZ_SECONDS > $OUT/fuzz-native.log 2>&1 & pids="$pids $!"
+    $P python3 -m deepinfer_sm80.fuzz --cases ${FUZZ_CASES:-4000} --isa sm80 --max-seconds $FUZZ_SECONDS > $OUT/fuzz-sm80.log 2>&1 & pids="$pids $!"
+  fi
+  for p in $pids; do wait $p || status=1; done
+  for f in $OUT/tests-*.log $OUT/fuzz-*.log; do echo "--- $f"; tail -5 "$f"; done | tee -a "$LOG"
+fi
+# NBS: notebook stems (or mode:stem, e.g. sm80:03a_kv_cache, for one mode) whose GPU tests run one pytest each, both modes, NB_JOBS at a time, a log per notebook
+# ($OUT/logs/nb-<mode>-<stem>.log, packed into $OUT/logs.tgz: a call returns only a few files) so a call cut
+# short still says which passed; the notebooks' benchmarks run in smoke mode (every case once) to a scratch folder.
+if [ -n "${NBS:-}" ]; then
+  echo "=== notebooks, both modes, ${NB_JOBS:-12} at a time ($(date -u +%H:%M:%S))" | tee -a "$LOG"
+  export OUT; mkdir -p $OUT/logs
+  for nb in $NBS; do case $nb in *:*) echo "${nb%%:*} ${nb#*:}";; *) echo "native $nb"; echo "sm80 $nb";; esac; done | xargs -P ${NB_JOBS:-12} -L 1 bash -c '
+    if [ "$0" = sm80 ]; then export TRITON_OVERRIDE_ARCH=sm80 TRITON_CACHE_DIR=/tmp/triton-sm80; fi
+    DEEPINFER_BENCH_SMOKE=1 DEEPINFER_RESULTS=/tmp/results-scratch timeout ${NB_LIMIT:-500} python3 -m pytest --gpu -q -p no:cacheprovider -rf \
+      "tests/test_notebooks.py::test_notebook[$1]" > $OUT/logs/nb-$0-$1.log 2>&1; echo "$0 $1 rc=$? $(tail -1 $OUT/logs/nb-$0-$1.log)"; flock $OUT/.lock tar czf $OUT/logs.tgz -C $OUT logs' \
+    | tee -a "$LOG"
+  grep -L " passed" $OUT/logs/nb-*.log | sed "s/^/NOT PASSED: /" | tee -a "$LOG"
+  grep -q " failed\|rc=124" "$LOG" && status=1
+fi
 if [ -n "${TESTS:-}" ]; then
   step python3 -m pytest --gpu -q -p no:cacheprovider tests/test_notebooks.py -k "$TESTS"
   step $SM80 python3 -m pytest --gpu -q -p no:cacheprovider tests/test_notebooks.py -k "$TESTS"
