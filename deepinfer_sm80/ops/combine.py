@@ -157,6 +157,7 @@ def _combine_topk_swa_indices_kernel(
     T, R, n_steps, top_step, M, N,
     TOPK: tl.constexpr, WINDOW: tl.constexpr, RATIO: tl.constexpr, WIDTH: tl.constexpr,
     BLOCK_T: tl.constexpr, BLOCK_W: tl.constexpr, SCAN: tl.constexpr,
+    BOUNDS: tl.constexpr,                       # False: unsafe, for the benchmark only (no bounds, no counter)
 ):
     tok = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
     pid_w = tl.program_id(1)
@@ -184,14 +185,15 @@ def _combine_topk_swa_indices_kernel(
         gather_len = seq_len
     gather_start = seq_len - gather_len
     pos = seq_len - (q_end - q_start) + (tok - q_start)
-    # A token whose request's gathered tail is inconsistent or would leave the request's M rows gets an
-    # empty row (its window rows could point into another request's rows or past the workspace): at
-    # pos = -1 both lengths below come out 0.
-    bad = owned & ((gather_len < 0) | (gather_len > seq_len) | (gather_len > M - N))
-    pos = tl.where(bad, -1, pos)
-    if err_ptr is not None:
-        n_bad = tl.sum((bad & (pid_w == 0)).to(tl.int32), axis=0)
-        tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+    if BOUNDS:
+        # A token whose request's gathered tail is inconsistent or would leave the request's M rows gets an
+        # empty row (its window rows could point into another request's rows or past the workspace): at
+        # pos = -1 both lengths below come out 0.
+        bad = owned & ((gather_len < 0) | (gather_len > seq_len) | (gather_len > M - N))
+        pos = tl.where(bad, -1, pos)
+        if err_ptr is not None:
+            n_bad = tl.sum((bad & (pid_w == 0)).to(tl.int32), axis=0)
+            tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
     if RATIO > 0 and TOPK > 0:
         topk_len = tl.where(owned, tl.minimum(tl.maximum((pos + 1) // RATIO, 0), TOPK), 0)
     else:
@@ -243,7 +245,7 @@ def _check_tile(config) -> CombineTile:
 
 
 def _launch(combined, lens, topk_indices, query_start_loc, seq_lens, gather_lens, window, compress_ratio,
-            topk, M, N, config: CombineTile, errors=None):
+            topk, M, N, config: CombineTile, errors=None, *, bounds: bool = True):
     T, W, R = combined.shape[0], combined.shape[1], seq_lens.shape[0]
     block_t, block_w, num_warps = config
     n_steps = (triton.cdiv(R, _SCAN) - 1).bit_length()
@@ -251,7 +253,7 @@ def _launch(combined, lens, topk_indices, query_start_loc, seq_lens, gather_lens
            combined, combined.stride(0), lens, topk_indices, topk_indices.stride(0),
            query_start_loc, seq_lens, gather_lens, errors, T, R, n_steps, (1 << n_steps) >> 1, M, N,
            TOPK=topk, WINDOW=window, RATIO=compress_ratio, WIDTH=W, BLOCK_T=block_t, BLOCK_W=block_w,
-           SCAN=_SCAN, num_warps=num_warps, num_stages=1)
+           SCAN=_SCAN, BOUNDS=bounds, num_warps=num_warps, num_stages=1)
 
 
 def combine_topk_swa_indices(
@@ -362,6 +364,16 @@ def _bench_inputs(kind: str, T: int, device, ratio: int):
     return case, written, written + 4 * topk_read
 
 
+def _combine_unbounded(topk_indices, query_start_loc, seq_lens, gather_lens, window, compress_ratio, topk, M, N):
+    "What the wrapper launches on a GPU for valid input, with BOUNDS=False: the benchmark's 'before' rows only."
+    T, W = topk_indices.shape[0], combined_width(topk, window)
+    out = (torch.empty(T, W, dtype=torch.int32, device=topk_indices.device),
+           torch.empty(T, dtype=torch.int32, device=topk_indices.device))
+    _launch(*out, topk_indices, query_start_loc, seq_lens, gather_lens, window, compress_ratio, topk, M, N,
+            _launch_config(T, W, "triton"), bounds=False)
+    return out
+
+
 @benchmark("combine_indices", "combine top-k + sliding-window indices (sparse prefill rows), vs the torch reference")
 def _bench_combine_indices(ctx):
     sizes = (1536,) if ctx.quick else (384, 1536, 6144)
@@ -373,6 +385,7 @@ def _bench_combine_indices(ctx):
             t = ctx.time([(lambda c=c: combine_topk_swa_indices(**c)) for c in cases])
             err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
             te = ctx.time([(lambda c=c: combine_topk_swa_indices(**c, errors=err)) for c in cases])
+            tn = ctx.time([(lambda c=c: _combine_unbounded(**c)) for c in cases])
             tb = ctx.time([(lambda c=c: combine_topk_swa_indices_ref(**c)) for c in cases])
             ctx.row(case=f"{kind} r{ratio} T={T}", x=T, series=f"{kind} (ratio {ratio})", time_s=t, baseline_s=tb,
                     baseline="torch reference", bytes=sets[0][2], flops=None, bytes_written=sets[0][1],
@@ -381,6 +394,10 @@ def _bench_combine_indices(ctx):
                     time_s=te, baseline_s=tb, baseline="torch reference", bytes=sets[0][2], flops=None,
                     bytes_written=sets[0][1], T=T, R=cases[0]["seq_lens"].shape[0], W=combined_width(DSV41.topk),
                     compress_ratio=ratio)
+            ctx.row(case=f"{kind} r{ratio} T={T} no bounds (before)", x=T,
+                    series=f"{kind} (ratio {ratio}), no bounds (before)", time_s=tn, baseline_s=tb,
+                    baseline="torch reference", bytes=sets[0][2], flops=None, bytes_written=sets[0][1], T=T,
+                    R=cases[0]["seq_lens"].shape[0], W=combined_width(DSV41.topk), compress_ratio=ratio)
 
 
 @benchmark("combine_tune", "launch tiles of combine_topk_swa_indices at T = 1536 (prefill and a 256 x 6 verification batch)")

@@ -185,16 +185,20 @@ def _max_propagating_nan(a, b):
 def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, err_ptr, n_tokens, n_slots, block_stride,
                                         BLOCK_SIZE: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr,
                                         GROUP: tl.constexpr, DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr,
-                                        SCALE_FLOOR: tl.constexpr, TOKENS: tl.constexpr, INTERPRET: tl.constexpr):
+                                        SCALE_FLOOR: tl.constexpr, TOKENS: tl.constexpr, INTERPRET: tl.constexpr,
+                                        BOUNDS: tl.constexpr):
     NG: tl.constexpr = (NOPE + ROPE) // GROUP            # 8: seven no-RoPE groups, one padding row
     r = tl.arange(0, TOKENS * NG)
     tok = tl.program_id(0).to(tl.int64) * TOKENS + r // NG                       # [ROWS]
     g = r % NG
     slot = tl.load(slot_ptr + tok, mask=tok < n_tokens, other=-1).to(tl.int64)
-    ok = (slot >= 0) & (slot < n_slots)                   # -1 skips; anything else outside the cache is an error
-    if err_ptr is not None:
-        n_bad = tl.sum((((slot < -1) | (slot >= n_slots)) & (g == 0)).to(tl.int32), axis=0)
-        tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+    if BOUNDS:
+        ok = (slot >= 0) & (slot < n_slots)               # -1 skips; anything else outside the cache is an error
+        if err_ptr is not None:
+            n_bad = tl.sum((((slot < -1) | (slot >= n_slots)) & (g == 0)).to(tl.int32), axis=0)
+            tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+    else:                                                 # unsafe, for the benchmark only: no bound, no counter
+        ok = slot >= 0
     is_nope = g < NOPE // GROUP
     j = tl.arange(0, GROUP)[None, :]
     x = tl.load(k_ptr + tok[:, None] * (NOPE + ROPE) + g[:, None] * GROUP + j, mask=(ok & is_nope)[:, None], other=0.0)
@@ -218,7 +222,10 @@ def _quantize_and_insert_k_cache_kernel(k_ptr, cache_ptr, slot_ptr, err_ptr, n_t
     # The RoPE dims are copied as they are: bf16 in, bf16 out, no conversion.
     t1 = tl.program_id(0).to(tl.int64) * TOKENS + tl.arange(0, TOKENS)
     slot1 = tl.load(slot_ptr + t1, mask=t1 < n_tokens, other=-1).to(tl.int64)
-    ok1 = (slot1 >= 0) & (slot1 < n_slots)
+    if BOUNDS:
+        ok1 = (slot1 >= 0) & (slot1 < n_slots)
+    else:
+        ok1 = slot1 >= 0
     data1, _ = slot_rows(slot1, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
     jr = tl.arange(0, ROPE)[None, :]
     rope = tl.load(k_ptr + t1[:, None] * (NOPE + ROPE) + NOPE + jr, mask=ok1[:, None])
@@ -237,13 +244,18 @@ def check_slots(slot_mapping: torch.Tensor, n_slots: int) -> None:
                              f"slots past the cache are errors): slot_mapping[{i}] = {int(s[i])}")
 
 
-def _launch_insert(k, k_cache, slot_mapping, block_size, errors, cfg: KVTile):
+def _insert_tile(n_tokens: int) -> KVTile:
+    "The tile the wrapper launches for `n_tokens` rows."
+    return INSERT_TILE_LARGE if n_tokens >= 16_384 else INSERT_TILE_SMALL
+
+
+def _launch_insert(k, k_cache, slot_mapping, block_size, errors, cfg: KVTile, *, bounds: bool = True):
     if k.shape[0]:
         launch(_quantize_and_insert_k_cache_kernel, (triton.cdiv(k.shape[0], cfg.tokens),), k, k_cache,
                slot_mapping, errors, k.shape[0], k_cache.shape[0] * block_size, k_cache.shape[1],
                BLOCK_SIZE=block_size, NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
                SCALE_BYTES=KV.scale_bytes, SCALE_FLOOR=DSV41.scale_floor, TOKENS=cfg.tokens,
-               INTERPRET=_core.interpreting(), num_warps=cfg.num_warps, num_stages=1)
+               INTERPRET=_core.interpreting(), BOUNDS=bounds, num_warps=cfg.num_warps, num_stages=1)
 
 
 def quantize_and_insert_k_cache(k: torch.Tensor, k_cache: torch.Tensor, slot_mapping: torch.Tensor,
@@ -263,8 +275,7 @@ def quantize_and_insert_k_cache(k: torch.Tensor, k_cache: torch.Tensor, slot_map
         check_slots(slot_mapping, k_cache.shape[0] * block_size)
     if backend == "torch":
         return quantize_and_insert_k_cache_ref(k, k_cache, slot_mapping, block_size, errors)
-    _launch_insert(k, k_cache, slot_mapping, block_size, errors,
-                   config or (INSERT_TILE_LARGE if k.shape[0] >= 16_384 else INSERT_TILE_SMALL))
+    _launch_insert(k, k_cache, slot_mapping, block_size, errors, config or _insert_tile(k.shape[0]))
     return k_cache
 
 # %% ../../nbs/03a_kv_cache.ipynb #3ae17f27
@@ -278,7 +289,7 @@ def _dequantize_and_gather_k_cache_kernel(out_ptr, cache_ptr, seq_lens_ptr, gath
                                           HAS_GATHER_LENS: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                                           TOKENS: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr,
                                           GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
-                                          SCALE_BYTES: tl.constexpr):
+                                          SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr):
     tile = tl.program_id(0)
     r = tl.program_id(1).to(tl.int64)
     seq_len = tl.load(seq_lens_ptr + r)
@@ -286,11 +297,12 @@ def _dequantize_and_gather_k_cache_kernel(out_ptr, cache_ptr, seq_lens_ptr, gath
         n = tl.load(gather_lens_ptr + r)
     else:
         n = seq_len
-    # A request whose lengths are inconsistent or do not fit the workspace is skipped whole (counted once).
-    bad_request = (n < 0) | (n > seq_len) | (n > max_rows - offset)
-    if err_ptr is not None:
-        tl.atomic_add(err_ptr, 1, mask=bad_request & (tile == 0))
-    n = tl.where(bad_request, 0, n)
+    if BOUNDS:
+        # A request whose lengths are inconsistent or do not fit the workspace is skipped whole (counted once).
+        bad_request = (n < 0) | (n > seq_len) | (n > max_rows - offset)
+        if err_ptr is not None:
+            tl.atomic_add(err_ptr, 1, mask=bad_request & (tile == 0))
+        n = tl.where(bad_request, 0, n)
     if tile * TOKENS >= n:
         return
     HEAD: tl.constexpr = NOPE + ROPE
@@ -298,12 +310,16 @@ def _dequantize_and_gather_k_cache_kernel(out_ptr, cache_ptr, seq_lens_ptr, gath
     i = tile * TOKENS + tl.arange(0, TOKENS)              # [TOKENS] index within the gathered range
     pos = seq_len - n + i                                 # >= 0
     col = pos // BLOCK_SIZE
-    in_table = (i < n) & (col < bt_cols)
-    block = tl.load(block_table_ptr + r * bt_stride + col, mask=in_table, other=-1)
-    valid = in_table & (block >= 0) & (block < num_blocks)
-    if err_ptr is not None:                               # tokens past the table or with a bad block id: skipped
-        n_bad = tl.sum(((i < n) & ~valid).to(tl.int32), axis=0)
-        tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+    if BOUNDS:
+        in_table = (i < n) & (col < bt_cols)
+        block = tl.load(block_table_ptr + r * bt_stride + col, mask=in_table, other=-1)
+        valid = in_table & (block >= 0) & (block < num_blocks)
+        if err_ptr is not None:                           # tokens past the table or with a bad block id: skipped
+            n_bad = tl.sum(((i < n) & ~valid).to(tl.int32), axis=0)
+            tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+    else:                                                 # unsafe, for the benchmark only: tail tokens masked, nothing else
+        valid = i < n
+        block = tl.load(block_table_ptr + r * bt_stride + col, mask=valid, other=0)
     data, scale = record_rows(block, pos % BLOCK_SIZE, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
 
     g = tl.arange(0, NG)[None, :, None]
@@ -346,7 +362,8 @@ def check_gather_metadata(out, k_cache, seq_lens, gather_lens, block_table, bloc
                              f"{int(bt[r, c])}, blocks are [0, {nb})")
 
 
-def _launch_gather(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset, errors, cfg: KVTile):
+def _launch_gather(out, k_cache, seq_lens, gather_lens, block_table, block_size, offset, errors, cfg: KVTile, *,
+                   bounds: bool = True):
     R = out.shape[0]
     if R:
         launch(_dequantize_and_gather_k_cache_kernel, (triton.cdiv(max(out.shape[1] - offset, 1), cfg.tokens), R),
@@ -354,7 +371,7 @@ def _launch_gather(out, k_cache, seq_lens, gather_lens, block_table, block_size,
                block_table.stride(0), block_table.shape[1], k_cache.shape[0], k_cache.shape[1], offset,
                HAS_GATHER_LENS=gather_lens is not None, BLOCK_SIZE=block_size, NOPE=KV.nope_dim,
                ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
-               TOKENS=cfg.tokens, num_warps=cfg.num_warps, num_stages=1)
+               TOKENS=cfg.tokens, BOUNDS=bounds, num_warps=cfg.num_warps, num_stages=1)
 
 
 def dequantize_and_gather_k_cache(out: torch.Tensor, k_cache: torch.Tensor, seq_lens: torch.Tensor,
@@ -432,6 +449,8 @@ def _bench_kv_gather(ctx):
         t = ctx.time([lambda a=a: dequantize_and_gather_k_cache(**a) for a in sets])
         err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
         te = ctx.time([lambda a=a: dequantize_and_gather_k_cache(**a, errors=err) for a in sets])
+        tn = ctx.time([lambda a=a: _launch_gather(a["out"], a["k_cache"], a["seq_lens"], a["gather_lens"], a["block_table"],
+                                                  a["block_size"], 0, None, GATHER_TILE, bounds=False) for a in sets])
         tb = ctx.time([lambda a=a: dequantize_and_gather_k_cache_ref(**a) for a in sets], min_calls=4, reps=5, graph=False)
         vllm_fn, note = ctx.vllm_op("dequantize_and_gather_k_cache")
         extra = dict(vllm=note)
@@ -445,6 +464,8 @@ def _bench_kv_gather(ctx):
                 requests=R, context=n, block_size=B, **extra)
         ctx.row(case=f"R={R} context={n} errors", x=n, series=f"{R} request(s), errors counter", time_s=te,
                 baseline_s=tb, bytes=nbytes, requests=R, context=n, block_size=B)
+        ctx.row(case=f"R={R} context={n} no bounds (before)", x=n, series=f"{R} request(s), no bounds (before)",
+                time_s=tn, baseline_s=tb, bytes=nbytes, requests=R, context=n, block_size=B)
 
 
 @benchmark("kv_insert", "quantize_and_insert_k_cache: T new tokens to consecutive slots, 64-token blocks")
@@ -462,10 +483,14 @@ def _bench_kv_insert(ctx):
         t = ctx.time([lambda a=a: quantize_and_insert_k_cache(**a) for a in sets])
         err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
         te = ctx.time([lambda a=a: quantize_and_insert_k_cache(**a, errors=err) for a in sets])
+        tn = ctx.time([lambda a=a: _launch_insert(a["k"], a["k_cache"], a["slot_mapping"], a["block_size"], None,
+                                                  _insert_tile(T), bounds=False) for a in sets])
         tb = ctx.time([lambda a=a: quantize_and_insert_k_cache_ref(**a) for a in sets], min_calls=4, reps=5, graph=False)
         ctx.row(case=f"T={T}", x=T, series="insert", time_s=t, baseline_s=tb, bytes=nbytes, tokens=T, block_size=B)
         ctx.row(case=f"T={T} errors", x=T, series="insert, errors counter", time_s=te, baseline_s=tb, bytes=nbytes,
                 tokens=T, block_size=B)
+        ctx.row(case=f"T={T} no bounds (before)", x=T, series="insert, no bounds (before)", time_s=tn, baseline_s=tb,
+                bytes=nbytes, tokens=T, block_size=B)
 
 # %% ../../nbs/03a_kv_cache.ipynb #07d504bd
 @benchmark("kv_tune", "tile sweep of both KV kernels (tokens per program x warps)")
