@@ -206,7 +206,7 @@ def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig
     W = indices.shape[1]
     n_tiles = max(1, triton.cdiv(W, BN))
     w_pad = n_tiles * BN
-    chunk = max(1, min(T, SCRATCH_BYTES // (H * w_pad * 2)))
+    chunk = max(1, min(T, 65_535, SCRATCH_BYTES // (H * w_pad * 2)))      # tokens ride grid axis 1 (<= 65,535)
     p = torch.empty(chunk, H, w_pad, dtype=torch.bfloat16, device=q.device)
     ml = torch.empty(chunk, H, n_tiles, 2, dtype=torch.float32, device=q.device)
     hb = triton.cdiv(H, BH)
