@@ -415,6 +415,7 @@ def _bench_combine_tune(ctx):
 import random
 
 from ..core import FuzzCase, Guarded, fuzz_case, poison_
+from .kv_cache import BAD_LENGTHS, bad_lengths
 
 
 @fuzz_case("combine_indices", "combine_topk_swa_indices: ragged batches, bad lengths, small slabs, strided outputs")
@@ -440,14 +441,8 @@ def _combine_fuzz_case(rng: random.Random, device) -> FuzzCase:
         kind = rng.choice(["g>s", "g<0", "s<0", "slab", "s<q", "qsl", "decreasing"])
         what.append(f"{kind}@{r}")
         consistent = False
-        if kind == "g>s":
-            gl = gl if gl is not None else list(seq)
-            gl[r] = seq[r] + rng.randint(1, 100)
-        elif kind == "g<0":
-            gl = gl if gl is not None else list(seq)
-            gl[r] = -rng.randint(1, 2**31 - 1)
-        elif kind == "s<0":
-            seq[r] = -rng.randint(1, 100)
+        if kind in BAD_LENGTHS:
+            gl = bad_lengths(rng, kind, r, seq, gl, over=100)
         elif kind == "slab":
             M = max(N, 1, N + max(gl or seq) - rng.randint(1, 20))
         elif kind == "s<q" and q[r]:

@@ -17,11 +17,11 @@ from .fp8 import (e4m3_encode_ref, e4m3_scale_exponent, e4m3_to_f32, f32_to_e4m3
                                     ue8m0_decode_ref, ue8m0_to_f32)
 
 # %% auto #0
-__all__ = ['KV', 'INSERT_TILE_LARGE', 'INSERT_TILE_SMALL', 'GATHER_TILE', 'KVTile', 'check_tile', 'check_record_cache',
-           'check_error_counter', 'check_not_meta', 'quantize_k_ref', 'dequantize_k_ref', 'record_offsets',
-           'record_rows', 'slot_rows', 'quantize_and_insert_k_cache_ref', 'gather_plan',
+__all__ = ['KV', 'INSERT_TILE_LARGE', 'INSERT_TILE_SMALL', 'GATHER_TILE', 'BAD_LENGTHS', 'KVTile', 'check_tile',
+           'check_record_cache', 'check_error_counter', 'check_not_meta', 'quantize_k_ref', 'dequantize_k_ref',
+           'record_offsets', 'record_rows', 'slot_rows', 'quantize_and_insert_k_cache_ref', 'gather_plan',
            'dequantize_and_gather_k_cache_ref', 'check_slots', 'quantize_and_insert_k_cache', 'check_gather_metadata',
-           'dequantize_and_gather_k_cache']
+           'dequantize_and_gather_k_cache', 'bad_lengths']
 
 # %% ../../nbs/03a_kv_cache.ipynb #9beaf04d
 KV = DSV41.kv
@@ -552,6 +552,20 @@ def _fuzz_rows(T: int, device, rng: random.Random, nonfinite: bool) -> torch.Ten
     return k.to(device)
 
 
+BAD_LENGTHS = ("g>s", "g<0", "s<0")
+
+
+def bad_lengths(rng, kind: str, r: int, seq: list, gl: list | None, over: int) -> list | None:
+    """Make request `r`'s lengths inconsistent in place (fuzzing): gather_len past seq_len by up to `over`,
+    a negative gather_len, or a negative seq_len. Returns the gather lengths (a list once one is set)."""
+    if kind in ("g>s", "g<0"):
+        gl = gl if gl is not None else list(seq)
+        gl[r] = seq[r] + rng.randint(1, over) if kind == "g>s" else -rng.randint(1, 2**31 - 1)
+    elif kind == "s<0":
+        seq[r] = -rng.randint(1, 100)
+    return gl
+
+
 @fuzz_case("kv_insert", "quantize_and_insert_k_cache: slots in and out of the cache, NaN/inf rows")
 def _kv_insert_fuzz_case(rng: random.Random, device) -> FuzzCase:
     B, nb = rng.choice([16, 32, 64]), rng.randint(1, 4)
@@ -616,14 +630,8 @@ def _kv_gather_fuzz_case(rng: random.Random, device) -> FuzzCase:
             seq[r] = C * B + rng.randint(1, 2 * B)
             if gl is not None: gl[r] = seq[r] - rng.randint(0, B)
             W = max(W, offset + glen(r))
-        elif kind == "g>s":
-            gl = gl if gl is not None else list(seq)
-            gl[r] = seq[r] + rng.randint(1, 50)
-        elif kind == "g<0":
-            gl = gl if gl is not None else list(seq)
-            gl[r] = -rng.randint(1, 2**31 - 1)
-        elif kind == "s<0":
-            seq[r] = -rng.randint(1, 100)
+        elif kind in BAD_LENGTHS:
+            gl = bad_lengths(rng, kind, r, seq, gl, over=50)
         elif kind == "block" and glen(r) > 0 and seq[r] > 0:
             c = rng.randint((seq[r] - glen(r)) // B, min(need[r], C) - 1) if need[r] else 0
             bt[r, c] = rng.choice([nb, nb + 1000, -2, -1, 2**31 - 1, -2**31])
