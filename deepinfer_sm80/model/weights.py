@@ -13,22 +13,29 @@ import torch
 import torch.nn.functional as F
 from ..core import InputError
 from .config import ModelConfig
+from .engine import v41_names_and_shapes
+from ..ops.engram import EngramConfig
 from ..ops.fp8 import E2M1_VALUES, e2m1_decode_ref, e4m3_decode_ref, e4m3_encode_ref, ue8m0_decode_ref, ue8m0_encode_ref
 
 
 # %% auto #0
-__all__ = ['FP8_WEIGHTS', 'FP4_WEIGHTS', 'FP32_NAMES', 'release_names', 'hf_to_release', 'fp8_block_quantize',
-           'fp8_block_dequantize', 'mxfp4_quantize', 'mxfp4_dequantize', 'to_release_checkpoint', 'dequantize_state',
-           'save_release', 'load_release', 'tiny_hf_model']
+__all__ = ['FP8_WEIGHTS', 'ENGRAM_TABLES', 'FP4_WEIGHTS', 'FP32_NAMES', 'release_names', 'v41_release_shapes', 'has_scale',
+           'hf_to_release', 'fp8_block_quantize', 'fp8_block_dequantize', 'mxfp4_quantize', 'mxfp4_dequantize',
+           'to_release_checkpoint', 'dequantize_state', 'v41_release_config', 'save_release', 'load_release',
+           'tiny_hf_model']
 
 # %% ../../nbs/06b_weights.ipynb #1f1a6fac
-FP8_WEIGHTS = re.compile(r"\.attn\.(wq_a|wq_b|wkv|wo_a|wo_b|indexer\.wq_b)\.weight$|\.shared_experts\.w[123]\.weight$")
+FP8_WEIGHTS = re.compile(r"\.attn\.(wq_a|wq_b|wkv|wo_a|wo_b|indexer\.wq_b)\.weight$|\.shared_experts\.w[123]\.weight$"
+                         r"|\.engram\.wkv\.weight$")
+ENGRAM_TABLES = re.compile(r"\.engram\.embed\.weight$")      # V4.1: FP8 rows, one UE8M0 scale per 32 values
 FP4_WEIGHTS = re.compile(r"\.experts\.\d+\.w[123]\.weight$")
 FP32_NAMES = re.compile(r"(hc_(attn|ffn|head)_(fn|base|scale)|attn_sink|\.ape|norm\.weight|gate\.bias)$")
 
 
-def release_names(cfg: ModelConfig) -> list[str]:
-    "Every tensor name of a release checkpoint for `cfg` (V4 layout; FP8 and MXFP4 weights also have a `.scale`)."
+def release_names(cfg: ModelConfig, engram: EngramConfig | None = None) -> list[str]:
+    """Every tensor name of a release checkpoint for `cfg` (V4 or V4.1 layout, by `cfg.generation`; FP8 and MXFP4
+    weights also have a `.scale`). `engram`: V4.1's Engram tensors too."""
+    if cfg.generation == "v41": return list(v41_release_shapes(cfg, engram))
     names = ["embed.weight", "head.weight", "norm.weight", "hc_head_fn", "hc_head_base", "hc_head_scale"]
     for i in range(cfg.num_layers):
         p = f"layers.{i}."
@@ -46,6 +53,30 @@ def release_names(cfg: ModelConfig) -> list[str]:
         names += [p + f"ffn.experts.{e}.w{k}.weight" for e in range(cfg.n_routed_experts) for k in (1, 2, 3)]
         names += [p + f"ffn.shared_experts.w{k}.weight" for k in (1, 2, 3)]
     return names
+
+
+def v41_release_shapes(cfg: ModelConfig, engram: EngramConfig | None = None) -> dict[str, tuple]:
+    """Name -> shape of every tensor of a V4.1 release checkpoint for `cfg` as the model holds it (before FP8/MXFP4
+    packing): the engine's V4.1 names (`engine.v41_names_and_shapes`), plus, with `engram`, each Engram layer's
+    hashed table `engram.embed.weight` [rows, head_dim], its projection `engram.wkv.weight` [(hc + 1) H, cols x
+    head_dim] and the gate vectors `engram.q_weight` / `engram.k_weight` [hc, H]. MTP/DSpark (`mtp.*`) and vision
+    tensors are not listed: the loader skips them."""
+    if cfg.generation != "v41": raise InputError(f"V4.1 names need a V4.1 config, got generation {cfg.generation!r}")
+    out = v41_names_and_shapes(cfg)
+    if engram is not None:
+        H, hc = cfg.hidden_size, cfg.hc_mult
+        for k, i in enumerate(engram.layer_ids):
+            if i >= cfg.num_layers: continue
+            p = f"layers.{i}.engram."
+            out |= {p + "embed.weight": (engram.num_embeddings[k], engram.head_dim),
+                    p + "wkv.weight": ((hc + 1) * H, engram.n_cols * engram.head_dim),
+                    p + "q_weight": (hc, H), p + "k_weight": (hc, H)}
+    return out
+
+
+def has_scale(name: str) -> bool:
+    "Whether a release tensor is stored packed with a `<name minus weight>scale` companion (FP8 or MXFP4)."
+    return bool(FP8_WEIGHTS.search(name) or FP4_WEIGHTS.search(name) or ENGRAM_TABLES.search(name))
 
 
 _HF_RENAMES = [  # transformers' internal name -> release name, applied in order
@@ -133,11 +164,14 @@ def mxfp4_dequantize(packed: torch.Tensor, scale: torch.Tensor, dtype=torch.floa
 # %% ../../nbs/06b_weights.ipynb #f734d9fd
 def to_release_checkpoint(state: dict[str, torch.Tensor], cfg: ModelConfig, quantize: bool = False) -> dict[str, torch.Tensor]:
     """Release-named tensors ready to save: with `quantize`, dense projections become FP8 with `.scale` blocks of
-    `cfg.weight_block_size` and routed experts MXFP4; gates, norms, mHC and sinks stay fp32, the rest bf16."""
+    `cfg.weight_block_size` and routed experts MXFP4, Engram tables FP8 rows with one scale per 32 values; gates,
+    norms, mHC and sinks stay fp32, the rest bf16."""
     out = {}
     for name, t in state.items():
         if quantize and FP8_WEIGHTS.search(name):
             out[name], out[name[:-len("weight")] + "scale"] = fp8_block_quantize(t, cfg.weight_block_size)
+        elif quantize and ENGRAM_TABLES.search(name):
+            out[name], out[name[:-len("weight")] + "scale"] = fp8_block_quantize(t, (1, 32))
         elif quantize and FP4_WEIGHTS.search(name):
             out[name], out[name[:-len("weight")] + "scale"] = mxfp4_quantize(t)
         elif name.endswith("tid2eid"):
@@ -161,12 +195,40 @@ def dequantize_state(tensors: dict[str, torch.Tensor], dtype=torch.float32) -> d
     return out
 
 
-def save_release(path, tensors: dict[str, torch.Tensor], cfg: ModelConfig, shard_bytes: int = 1 << 30):
-    "Write config.json, safetensors shards of about `shard_bytes` and the index that maps each tensor to its shard."
+def v41_release_config(cfg: ModelConfig, engram: EngramConfig | None = None, quantized: bool = True) -> dict:
+    """A V4.1 release config.json for `cfg`: the text model's keys under `text_config` (with the kv / index /
+    candidate source layers and, with `engram`, the Engram keys), the FP8 settings and the expert dtype under the
+    top-level `quantization_config`, as the V4.1 release writes them."""
+    t = cfg.to_release_dict(hf=False)
+    top = dict(architectures=["DeepseekV41ForCausalLM"], model_type="deepseek_v41",
+               bos_token_id=t.pop("bos_token_id"), eos_token_id=t.pop("eos_token_id"))
+    t = {k: v for k, v in t.items() if k not in ("architectures",)} | dict(
+        model_type="deepseek_v41_text", kv_source_layer_ids=list(cfg.kv_source_layers or []),
+        index_source_layer_ids=list(cfg.index_source_layers or []), candidate_source_layer_id=cfg.candidate_source_layer,
+        candidate_topk_blocks=cfg.candidate_topk_blocks, candidate_block_size=cfg.candidate_block_size,
+        engram_layer_ids=list(engram.layer_ids) if engram is not None else list(cfg.engram_layers))
+    if engram is not None:
+        t |= dict(engram_num_embeddings=list(engram.num_embeddings), engram_max_ngram_size=engram.max_ngram,
+                  engram_vocab_size=engram.vocab_size, engram_n_heads=engram.n_heads, engram_head_dim=engram.head_dim,
+                  engram_pad_token_id=engram.pad_token_id, engram_compressed_vocab_size=engram.compressed_vocab)
+    if quantized:
+        top["quantization_config"] = dict(quant_method="fp8", activation_scheme="dynamic", scale_fmt="ue8m0",
+                                          weight_block_size=list(cfg.weight_block_size), expert_dtype=cfg.expert_dtype)
+    return top | dict(text_config=t)
+
+
+def save_release(path, tensors: dict[str, torch.Tensor], cfg: ModelConfig, shard_bytes: int = 1 << 30,
+                 engram: EngramConfig | None = None):
+    """Write config.json (V4 flat, V4.1 with `text_config`), safetensors shards of about `shard_bytes` and the
+    index that maps each tensor to its shard."""
     from safetensors.torch import save_file
     path = Path(path); path.mkdir(parents=True, exist_ok=True)
-    d = cfg.to_release_dict()
-    if any(n.endswith(".scale") for n in tensors):
+    quantized = any(n.endswith(".scale") for n in tensors)
+    if cfg.generation == "v41":
+        d = v41_release_config(cfg, engram, quantized)
+    else:
+        d = cfg.to_release_dict()
+    if quantized and cfg.generation != "v41":
         d["quantization_config"] = dict(quant_method="fp8", activation_scheme="dynamic", fmt="e4m3", scale_fmt="ue8m0",
                                          weight_block_size=list(cfg.weight_block_size))
         d["expert_dtype"] = "fp4"
@@ -193,7 +255,9 @@ def load_release(path, layers: range | None = None, dtype=torch.float32, dequant
                  device="cpu", progress: bool = True) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
     """Read a release-layout checkpoint shard by shard (only the shards holding wanted tensors are opened), keeping
     the non-layer tensors and the layers in `layers` (all when None); MTP, vision and other extras are skipped.
-    With `dequantize`, FP8 and MXFP4 pairs are decoded to `dtype` as each shard is read."""
+    With `dequantize`, FP8 and MXFP4 pairs are decoded to `dtype` as each shard is read, except V4.1's Engram tables:
+    they stay FP8 codes with their `.scale` (the Engram lookup reads them packed; decoded, the release's two tables
+    would take hundreds of GB)."""
     from safetensors import safe_open
     path = Path(path)
     cfg = ModelConfig.from_json(path / "config.json")
@@ -218,7 +282,7 @@ def load_release(path, layers: range | None = None, dtype=torch.float32, dequant
         with safe_open(str(path / fname), "pt", device=str(device)) as f:
             raw |= {n: f.get_tensor(n) for n in names}
         if not dequantize: continue
-        for n in [n for n in raw if not n.endswith(".scale")]:
+        for n in [n for n in raw if not n.endswith(".scale") and not ENGRAM_TABLES.search(n)]:
             sname = n[:-len("weight")] + "scale" if n.endswith(".weight") else None
             if sname in wmap and sname not in raw: continue                 # its scale is in a later shard
             pair = {n: raw.pop(n)} | ({sname: raw.pop(sname)} if sname in raw else {})
