@@ -19,11 +19,12 @@ import triton
 
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
-           'SELFTESTS', 'BENCHMARKS', 'GUARD_BYTE', 'FUZZ_CASES', 'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants',
-           'GpuSpec', 'DeviceInfo', 'device_info', 'InputError', 'UnsupportedDeviceError', 'check_tensor', 'check_int',
-           'interpreting', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording',
-           'launch', 'selftest', 'benchmark', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
-           'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
+           'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES', 'GPU_CELL_NOTE',
+           'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
+           'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'select_backend', 'LaunchRecord',
+           'aot_examples', 'allow_shared_memory', 'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs',
+           'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device',
+           'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -329,12 +330,25 @@ def selftest(name: str):
     return deco
 
 
-def benchmark(name: str, description: str = ""):
-    "Register `fn(ctx)` as the benchmark `name` (`ctx` is a `bench.BenchContext`)."
+def _register(table: dict, name: str, description: str):
     def deco(fn):
-        BENCHMARKS[name] = (fn, description)
+        table[name] = (fn, description)
         return fn
     return deco
+
+
+def benchmark(name: str, description: str = ""):
+    "Register `fn(ctx)` as the benchmark `name` (`ctx` is a `bench.BenchContext`)."
+    return _register(BENCHMARKS, name, description)
+
+
+TILELANG_PROGRAMS: dict[str, tuple[Callable, str]] = {}
+
+
+def tilelang_programs(name: str, description: str = ""):
+    """Register `fn() -> list[(label, prim_func)]` (it imports tilelang) as the TileLang programs `name`: the
+    compile gate's `--tilelang` leg compiles each for sm_80 and sm_86."""
+    return _register(TILELANG_PROGRAMS, name, description)
 
 
 _TOOLS = ("deepinfer_sm80.cli", "deepinfer_sm80.sm80check")
@@ -417,10 +431,7 @@ FUZZ_CASES: dict[str, tuple[Callable, str]] = {}
 
 def fuzz_case(name: str, description: str = ""):
     "Register `make_case(rng: random.Random, device) -> FuzzCase` as the fuzz family `name`."
-    def deco(make_case):
-        FUZZ_CASES[name] = (make_case, description)
-        return make_case
-    return deco
+    return _register(FUZZ_CASES, name, description)
 
 # %% ../nbs/00_core.ipynb #2a9d5eda
 def rel_err(out: torch.Tensor, ref: torch.Tensor) -> float:

@@ -23,7 +23,7 @@ from triton.compiler import ASTSource
 
 # %% auto #0
 __all__ = ['HOPPER_ONLY_PTX', 'TARGETS', 'ptxas_resources', 'compile_record', 'verdict', 'package_kernels', 'recorded_launches',
-           'run_gate', 'format_rows', 'main']
+           'run_gate', 'format_rows', 'tilelang_gate', 'main']
 
 # %% ../nbs/91_sm80check.ipynb #83a1d73b
 HOPPER_ONLY_PTX = ("wgmma", "cp.async.bulk", "setmaxnreg", "barrier.cluster", "fence.proxy.async", "%cluster")
@@ -170,13 +170,43 @@ def _progress(i: int, n: int, what: str) -> None:
         print(f"  [{i + 1}/{n}] {what}", file=sys.stderr, flush=True)
 
 
+def tilelang_gate(archs=("sm_80", "sm_86")) -> int:
+    "Compile every registered TileLang program for `archs` (no GPU needed); 1 if tilelang is missing or one fails."
+    try:
+        import tilelang
+        from tvm.target import Target
+    except ImportError:
+        print("tilelang is not installed: pip install tilelang (vLLM 0.33 pins 0.1.12)", file=sys.stderr)
+        return 1
+    package_kernels()                             # imports every module, so every registration has run
+    failures, n = [], 0
+    for name, (fn, _) in sorted(core.TILELANG_PROGRAMS.items()):
+        for label, prog in fn():
+            for arch in archs:
+                t0 = time.perf_counter()
+                try:
+                    tilelang.compile(prog, target=Target({"kind": "cuda", "arch": arch}))
+                    ok = "ok"
+                except Exception as e:                # a compile error names the program and the arch
+                    ok = f"FAIL {type(e).__name__}: {str(e)[:200]}"
+                    failures.append(f"{name} {label} {arch}")
+                n += 1
+                print(f"{name:12s} {label:24s} {arch}  {time.perf_counter() - t0:5.1f} s  {ok}", flush=True)
+    print(f"TileLang {tilelang.__version__}: {n} compilations, " + ("all compiled" if not failures else f"{len(failures)} failed"))
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from deepinfer_sm80.cli import Parser
     argv = list(sys.argv[1:] if argv is None else argv)
     p = Parser(prog="deepinfer-sm80 gate",
                description="Compile every Triton kernel for sm_80 and sm_86 and check its resources.")
     p.add_argument("--json", help="also write the rows to this file (its folder must exist)")
+    p.add_argument("--tilelang", action="store_true",
+                   help="compile the registered TileLang programs for sm_80 and sm_86 instead (needs tilelang)")
     a = p.parse_args(argv)
+    if a.tilelang:
+        return tilelang_gate()
     if a.json and not Path(a.json).resolve().parent.is_dir():
         p.error(f"--json {a.json}: folder {Path(a.json).resolve().parent} does not exist")
     if core.interpreting():     # triton runs as the interpreter here (no GPU): compile real kernels in a fresh process

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import torch
 from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_tensor, launch,
-                                 select_backend, selftest)
+                                 select_backend, selftest, tilelang_programs)
 import triton
 import triton.language as tl
 
@@ -540,6 +540,11 @@ def _tl_post_expr(p, fv, cs, rs):
     return v
 
 
+def _four(term) -> list:
+    "[term(0), ..., term(3)], built outside the traced body (tilelang 0.1.12 turns a `range` in it into a loop)."
+    return [term(k) for k in range(4)]
+
+
 def mhc_seam_tilelang(H: int, n_split: int, BT: int = 16, BH: int = 64, threads: int = 128):
     "The seam's streaming pass as a TileLang prim_func (H must be a multiple of BH x n_split); needs tilelang."
     import tilelang.language as T
@@ -574,8 +579,8 @@ def mhc_seam_tilelang(H: int, n_split: int, BT: int = 16, BH: int = 64, threads:
                         ok = t < NT
                         x_sh[i, h] = T.cast(_tl_post_expr(
                             T.if_then_else(ok, post[t, j], 0.0), T.if_then_else(ok, T.cast(f[t, h0 + h], f32), 0.0),
-                            [T.if_then_else(ok, comb[t, k * 4 + j], 0.0) for k in range(4)],
-                            [T.if_then_else(ok, T.cast(r[t, k, h0 + h], f32), 0.0) for k in range(4)]), bf16)
+                            _four(lambda k: T.if_then_else(ok, comb[t, k * 4 + j], 0.0)),
+                            _four(lambda k: T.if_then_else(ok, T.cast(r[t, k, h0 + h], f32), 0.0))), bf16)
                     for m, h in T.Parallel(32, BH):
                         w = T.if_then_else(m < 24, fn[m, j * H + h0 + h], 0.0)
                         w_hi[m, h] = T.cast(w, bf16)
@@ -648,6 +653,12 @@ def mhc_fused_post_pre_delayed_tilelang(f, residual, post, comb, pre, fn, scale,
     _TL_KERNELS[H, split](f, residual, post, comb.view(T, HC * HC), pre, fn, out.residual, out.layer_input, wmix, wsq)
     _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, seam_tile(T, H), True)
     return out
+
+
+@tilelang_programs("mhc_seam", "the seam's streaming pass at H = 5120, one split and the 40 splits of small batches")
+def _mhc_tilelang_programs():
+    return [(f"H={DSV41_HIDDEN} split={s}", mhc_seam_tilelang(DSV41_HIDDEN, s)) for s in (1, 40)]
+
 
 # %% ../../nbs/04a_mhc.ipynb #bb8230b5
 @selftest("mhc")
