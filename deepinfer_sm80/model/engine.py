@@ -170,35 +170,70 @@ class LayerCache:
 class RequestCache:
     """Everything one request carries between forward calls, for at most `capacity` tokens: per layer a ring of the
     last `window` KV rows, the compressed entries and indexer keys (capacity // ratio each) and the open rows of
-    the compressors. fp32 or bf16 tensors here; the 584-byte FP8 paged layout replaces them with the kernels."""
-    def __init__(self, cfg: ModelConfig, capacity: int, device="cpu", dtype=torch.float32):
+    the compressors. fp32 or bf16 tensors here. The engine reads and writes KV rows only through `window`,
+    `put_window`, `entries` and `put_entries`, so a cache that keeps them elsewhere (the runtime's paged FP8
+    caches) overrides those four and builds this one with `store=False`: positions, open rows and index keys only."""
+    def __init__(self, cfg: ModelConfig, capacity: int, device="cpu", dtype=torch.float32, store: bool = True):
         if capacity < 1: raise InputError(f"cache capacity must be >= 1 token, got {capacity}")
-        self.capacity, self.n, self.dtype = capacity, 0, dtype
+        self.capacity, self.n, self.dtype, self.window_size = capacity, 0, dtype, cfg.window
         D, self.layers = cfg.head_dim, []
+        self.n_entries = [0] * cfg.num_layers    # room for compressed entries per layer (0: none)
         roles = layer_roles(cfg) if cfg.generation == "v41" else None
+        rows = lambda n: torch.zeros(n, D, dtype=dtype, device=device) if store else None
         for i, r in enumerate(cfg.compress_ratios):
-            lc = LayerCache(torch.zeros(cfg.window, D, dtype=dtype, device=device),
-                            torch.full((cfg.window,), -1, dtype=torch.int64, device=device))
+            lc = LayerCache(rows(cfg.window), torch.full((cfg.window,), -1, dtype=torch.int64, device=device))
             if roles is not None:                # V4.1: only a Full layer owns compressed entries and index keys
                 if roles[i].role == FULL:
                     lc.comp_rows = OpenRows(D, device)
-                    lc.comp = torch.zeros(capacity // r, D, dtype=dtype, device=device)
+                    lc.comp, self.n_entries[i] = rows(capacity // r), capacity // r
                     lc.idx_keys = torch.zeros(capacity // r, cfg.index_head_dim, dtype=dtype, device=device)
                     lc.state = CompressorState(CompressorSpec(r, D, False), 1, device)
             elif r:
                 over = cfg.uses_topk(i) and cfg.generation == "v4"
-                lc.comp = torch.zeros(capacity // r, D, dtype=dtype, device=device)
+                lc.comp, self.n_entries[i] = rows(capacity // r), capacity // r
                 lc.comp_rows = OpenRows(D * (2 if over else 1), device)
                 if cfg.uses_topk(i):
                     lc.idx_keys = torch.zeros(capacity // r, cfg.index_head_dim, dtype=dtype, device=device)
                     lc.idx_rows = OpenRows(2 * cfg.index_head_dim, device)
             self.layers.append(lc)
 
+    # ---- where the KV rows live: the engine goes through these four ----
+    def window(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        "Layer i's window rows (fp32) and the position each holds (-1: empty), before this call's tokens."
+        lc = self.layers[i]
+        return lc.win_kv.float(), lc.win_pos
+
+    def put_window(self, i: int, pos: torch.Tensor, kv: torch.Tensor):
+        "Store rows `kv` of positions `pos` (at most `window` of them) in layer i's ring: slot = position mod window."
+        lc = self.layers[i]
+        lc.win_kv[pos % self.window_size] = kv.to(lc.win_kv.dtype)
+        lc.win_pos[pos % self.window_size] = pos
+
+    def entries(self, i: int, n: int) -> torch.Tensor:
+        "Layer i's first `n` compressed entries (fp32, rotated)."
+        return self.layers[i].comp[:n].float()
+
+    def put_entries(self, i: int, first: int, rows: torch.Tensor):
+        "Store compressed entries first, first + 1, ... of layer i."
+        c = self.layers[i].comp
+        c[first:first + rows.shape[0]] = rows.to(c.dtype)
+
+    # ---- room: a cache that allocates as it grows says what a chunk needs before anything changes ----
+    def blocks_for(self, n_new: int) -> dict:
+        "Blocks per pool that `n_new` more tokens need (none here: the tensors hold `capacity` tokens from the start)."
+        return {}
+
+    def grow(self, n_new: int) -> None:
+        "Take the blocks `blocks_for(n_new)` named (called only once every request of a call fits)."
+
+    def release(self) -> None:
+        "Give back what the cache holds outside its own tensors (nothing here)."
+
     def tensors(self) -> list[torch.Tensor]:
         "Every tensor of the cache (for tests and byte counts)."
         out = []
         for lc in self.layers:
-            out += [lc.win_kv, lc.win_pos] + [t for t in (lc.comp, lc.idx_keys) if t is not None]
+            out += [t for t in (lc.win_kv, lc.win_pos, lc.comp, lc.idx_keys) if t is not None]
             out += [t for r in (lc.comp_rows, lc.idx_rows, lc.state) if r is not None for t in (r.kv, r.score)]
         return out
 
@@ -290,21 +325,22 @@ class Engine:
         outs = []
         for s in segs:
             lc, P, L = s.cache.layers[i], s.pos, s.z - s.a
-            keys = torch.cat([lc.win_kv.float(), kv[s.a:s.z]])
-            kpos = torch.cat([lc.win_pos, P])
+            win, wpos = s.cache.window(i)
+            keys = torch.cat([win, kv[s.a:s.z]])
+            kpos = torch.cat([wpos, P])
             rel = P[:, None] - kpos[None, :]                             # query minus key position
             mask = (kpos >= 0)[None] & (rel >= 0) & (rel < cfg.window)
             if ratio and self.roles is not None:
                 n, sel = self.select_v41(i, s, x[s.a:s.z], q_res[s.a:s.z], trace)
                 cmask = torch.zeros(L, n + 1, dtype=torch.bool, device=x.device)
                 cmask.scatter_(1, torch.where(sel >= 0, sel, n), True)
-                src = s.cache.layers[self.roles[i].kv_source]
-                keys, mask = torch.cat([keys, src.comp[:n].float()]), torch.cat([mask, cmask[:, :n]], 1)
+                keys = torch.cat([keys, s.cache.entries(self.roles[i].kv_source, n)])
+                mask = torch.cat([mask, cmask[:, :n]], 1)
             elif ratio:
                 new, j = self.compress(p + "compressor.", x[s.a:s.z], P, lc.comp_rows, ratio, cfg.uses_topk(i))
                 new = apply_rope(new, j * ratio, inv)
                 n = lc.n_comp + new.shape[0]
-                lc.comp[lc.n_comp:n] = new.to(lc.comp.dtype)
+                s.cache.put_entries(i, lc.n_comp, new)
                 visible = (P + 1) // ratio                               # entries complete at each query
                 if cfg.uses_topk(i):
                     sel = self.indexer(i, x[s.a:s.z], q_res[s.a:s.z], P, ratio, visible, lc, n, trace)
@@ -314,11 +350,10 @@ class Engine:
                 else:
                     cmask = torch.arange(n, device=x.device)[None, :] < visible[:, None]
                 lc.n_comp = n
-                keys, mask = torch.cat([keys, lc.comp[:n].float()]), torch.cat([mask, cmask], 1)
+                keys, mask = torch.cat([keys, s.cache.entries(i, n)]), torch.cat([mask, cmask], 1)
             outs.append(self.part("attention")(q[s.a:s.z], keys, mask, self.W(p + "attn_sink")))
             last = slice(max(0, L - cfg.window), L)                      # the ring keeps the newest `window` rows
-            lc.win_kv[P[last] % cfg.window] = kv[s.a:s.z][last].to(lc.win_kv.dtype)
-            lc.win_pos[P[last] % cfg.window] = P[last]
+            s.cache.put_window(i, P[last], kv[s.a:s.z][last])
         o = apply_rope(torch.cat(outs), pos, inv, inverse=True)
         g = cfg.o_groups
         wo_a = self.W(p + "wo_a.weight").float().view(g, cfg.o_lora_rank, -1)
@@ -350,15 +385,16 @@ class Engine:
                                                       self.device)
         return t
 
-    def compress_v41(self, i: int, lc: LayerCache, x: torch.Tensor, P: torch.Tensor):
+    def compress_v41(self, i: int, cache: RequestCache, x: torch.Tensor, P: torch.Tensor):
         """A Full layer's compressor over one request's chunk: closed entries into its cache, then their index keys,
         k_norm(wk(latent)), both RoPE'd at entry * ratio. In fp32, or with `bf16_latents` rounded as the release
         rounds them (bf16 latent, bf16 wk output, bf16 key) through `ops.compressor`'s references."""
         cfg, c, ratio, ix = self.cfg, f"layers.{i}.attn.compressor.", self.cfg.compress_ratios[i], f"layers.{i}.attn.indexer."
+        lc = cache.layers[i]
         if not self.bf16_latents:
             lat, j = self.compress(c, x, P, lc.comp_rows, ratio, False)
             E, inv = j.numel(), self.inv_freq[i]
-            lc.comp[lc.n_comp:lc.n_comp + E] = apply_rope(lat, j * ratio, inv).to(lc.comp.dtype)
+            cache.put_entries(i, lc.n_comp, apply_rope(lat, j * ratio, inv))
             keys = rms_norm(self.lin(lat, ix + "wk.weight"), self.W(ix + "k_norm.weight"), cfg.rms_norm_eps)
             lc.idx_keys[lc.n_comp:lc.n_comp + E] = apply_rope(keys, j * ratio, inv).to(lc.idx_keys.dtype)
             lc.n_comp += E
@@ -371,7 +407,7 @@ class Engine:
         E = out.entry.numel()
         if not E: return
         cs = self.cos_sin(i, int(out.entry.max()) * ratio + 1)
-        lc.comp[lc.n_comp:lc.n_comp + E] = compressed_rows_ref(out, ratio, cs).to(lc.comp.dtype)
+        cache.put_entries(i, lc.n_comp, compressed_rows_ref(out, ratio, cs))
         k_pre = (out.latent.float() @ self.W(ix + "wk.weight").float().T).to(torch.bfloat16)   # a bf16 GEMM
         lc.idx_keys[lc.n_comp:lc.n_comp + E] = indexer_key_ref(k_pre, self.W(ix + "k_norm.weight"), cfg.rms_norm_eps,
                                                                out.entry * ratio, cs).to(lc.idx_keys.dtype)
@@ -382,7 +418,7 @@ class Engine:
         Reindex score their source's index keys with their own query (within the candidate pool once it exists) and
         publish their top-k; Reuse takes its source's. Returns (entries in the source's cache, selection [L, k])."""
         cfg, role, P, L = self.cfg, self.roles[i], s.pos, x.shape[0]
-        if role.role == FULL: self.compress_v41(i, s.cache.layers[i], x, P)
+        if role.role == FULL: self.compress_v41(i, s.cache, x, P)
         n = s.cache.layers[role.kv_source].n_comp
         if role.scores:
             ix, k, blk = f"layers.{i}.attn.indexer.", cfg.index_topk, cfg.candidate_block_size
@@ -452,7 +488,7 @@ class Engine:
             last_only: bool = False) -> list[torch.Tensor]:
         """Advance each (cache, ids [L]) pair by its chunk: a prefill chunk, or one token in decode. Returns each
         request's logits [L, vocab] fp32 ([1, vocab] with `last_only`). Checks every request first, so a request
-        that would outgrow its cache raises `InputError` before any cache changes."""
+        that would outgrow its cache (or a pool of a paged cache) raises `InputError` before any cache changes."""
         cfg, trace = self.cfg, trace if trace is not None else Trace()
         segs, a = [], 0
         if len({id(c) for c, _ in chunks}) != len(chunks): raise InputError("a cache appears twice in one call")
@@ -469,6 +505,13 @@ class Engine:
         ids = torch.cat([i for _, i in chunks]).to(self.device).long()
         if int(ids.min()) < 0 or int(ids.max()) >= cfg.vocab_size:
             raise InputError(f"token ids must lie in [0, {cfg.vocab_size})")
+        need = {}                                # blocks per pool the whole call needs, before any is taken
+        for c, t in chunks:
+            for pool, k in c.blocks_for(t.numel()).items(): need[pool] = need.get(pool, 0) + k
+        for pool, k in need.items():
+            if k > pool.n_free:
+                raise InputError(f"{pool.name}: this call needs {k} more blocks, {pool.n_free} of {pool.n_blocks} are free")
+        for c, t in chunks: c.grow(t.numel())
         pos = torch.cat([s.pos for s in segs])
         streams = self.W("embed.weight").float()[ids][:, None].expand(-1, cfg.hc_mult, -1).contiguous()
         pre = None

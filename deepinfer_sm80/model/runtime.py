@@ -16,12 +16,14 @@ import torch
 from ..core import InputError, rel_err
 from .config import ModelConfig, tiny_v4_config
 from .engine import Engine, RequestCache, Trace, same_choices
+from ..ops.kv_cache import KV, dequantize_and_gather_k_cache, quantize_and_insert_k_cache
 from .parity import kernel_parts, kernel_support
 
 
 # %% auto #0
-__all__ = ['LOGITS_BOUND', 'KERNEL_DEMO_BOUND', 'KERNEL_DEMO_TOKENS', 'Request', 'pick_token', 'Runtime', 'recording_choices',
-           'transformers_generate', 'load_into_hf_', 'check_parity', 'demo']
+__all__ = ['LOGITS_BOUND', 'KERNEL_DEMO_BOUND', 'KERNEL_DEMO_TOKENS', 'Request', 'pick_token', 'Runtime', 'BlockPool',
+           'PagedCaches', 'PagedRequestCache', 'recording_choices', 'transformers_generate', 'load_into_hf_',
+           'check_parity', 'demo']
 
 # %% ../../nbs/06d_runtime.ipynb #fe070b6b
 @dataclass
@@ -52,13 +54,19 @@ def pick_token(logits: torch.Tensor, req: Request) -> int:
 class Runtime:
     """Requests over one `Engine`: `add` a prompt, `prefill` it in chunks of `prefill_chunk` tokens, then `step`
     decodes every active request by one token in a single batched call. Each request has its own cache of
-    `capacity` tokens; a request that would outgrow it stops with an error and the others go on untouched."""
+    `capacity` tokens; a request that would outgrow it stops with an error and the others go on untouched.
+    `paged`: the `PagedCaches` requests take their blocks from; by default (None) paged caches for `max_requests`
+    requests when the engine's attention runs on a kernel, else (or with False) `RequestCache` tensors."""
 
     def __init__(self, engine: Engine, capacity: int = 512, prefill_chunk: int = 64, keep_logits: bool = False,
-                 cache_dtype=torch.float32):
+                 cache_dtype=torch.float32, paged: PagedCaches | bool | None = None, max_requests: int = 8,
+                 block_size: int = 64):
         if prefill_chunk < 1: raise InputError(f"prefill_chunk must be >= 1, got {prefill_chunk}")
         self.engine, self.capacity, self.prefill_chunk = engine, capacity, prefill_chunk
         self.keep_logits, self.cache_dtype = keep_logits, cache_dtype
+        if paged is None: paged = engine.parts.get("attention", "ref") != "ref"
+        if paged is True: paged = PagedCaches.sized_for(engine.cfg, max_requests, capacity, block_size, engine.device)
+        self.paged = paged or None
         self.requests: list[Request] = []
         self.trace = Trace()
 
@@ -69,8 +77,8 @@ class Runtime:
         if max_new_tokens < 1: raise InputError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         cap = capacity or self.capacity
         if len(prompt) > cap: raise InputError(f"a prompt of {len(prompt)} tokens does not fit a cache of {cap} tokens")
-        r = Request(len(self.requests), prompt, max_new_tokens, temperature, top_k, seed,
-                    self.engine.new_cache(cap, self.cache_dtype))
+        cache = self.paged.new_cache(cap, self.cache_dtype) if self.paged else self.engine.new_cache(cap, self.cache_dtype)
+        r = Request(len(self.requests), prompt, max_new_tokens, temperature, top_k, seed, cache)
         if seed is not None: r.gen = torch.Generator().manual_seed(seed)
         self.requests.append(r)
         return r
@@ -78,7 +86,12 @@ class Runtime:
     def _take(self, r: Request, logits: torch.Tensor):
         if self.keep_logits: r.logits.append(logits.cpu())
         r.out.append(pick_token(logits, r))
-        r.done = len(r.out) >= r.max_new_tokens
+        if len(r.out) >= r.max_new_tokens: self._finish(r)
+
+    def _finish(self, r: Request, error: str | None = None):
+        "Mark a request done (with `error` when it failed) and give its cache blocks back."
+        r.error, r.done = error, True
+        r.cache.release()
 
     def prefill(self, r: Request, chunks: list[int] | None = None) -> torch.Tensor:
         "Run the prompt through the cache (chunk sizes given, or `prefill_chunk` each); picks the first token."
@@ -93,12 +106,18 @@ class Runtime:
 
     def step(self) -> list[Request]:
         "One decode step for every active request in one batched call; returns the requests it advanced."
-        batch = []
+        batch, free = [], {}
         for r in self.active():
             if r.cache.n + 1 > r.cache.capacity:
-                r.error, r.done = f"request {r.rid} outgrew its cache of {r.cache.capacity} tokens", True
-            else:
-                batch.append(r)
+                self._finish(r, f"request {r.rid} outgrew its cache of {r.cache.capacity} tokens")
+                continue
+            need = r.cache.blocks_for(1)
+            short = [p.name for p, k in need.items() if k > free.setdefault(p, p.n_free)]
+            if short:
+                self._finish(r, f"request {r.rid}: no free blocks left in the {' and '.join(short)}")
+                continue
+            for p, k in need.items(): free[p] -= k
+            batch.append(r)
         if batch:
             logits = self.engine.run([(r.cache, torch.tensor(r.out[-1:])) for r in batch], self.trace, last_only=True)
             for r, lg in zip(batch, logits): self._take(r, lg[0])
@@ -110,6 +129,136 @@ class Runtime:
         for r in reqs: self.prefill(r)
         while self.step(): pass
         return reqs
+
+# %% ../../nbs/06d_runtime.ipynb #d3bcc484
+class BlockPool:
+    """Fixed-size blocks of one cache kind, all in one byte tensor `data` [n_blocks, block_stride] uint8, and the
+    free list that hands them out. Block ids are rows of `data`; the lowest free id goes first."""
+    def __init__(self, name: str, n_blocks: int, block_size: int, block_stride: int, device="cpu"):
+        if n_blocks < 1 or block_size < 1: raise InputError(f"{name}: need >= 1 block of >= 1 slot, got {n_blocks} of {block_size}")
+        self.name, self.n_blocks, self.block_size = name, n_blocks, block_size
+        self.data = torch.zeros(n_blocks, block_stride, dtype=torch.uint8, device=device)
+        self.free = list(range(n_blocks - 1, -1, -1))
+
+    @property
+    def n_free(self) -> int: return len(self.free)
+
+    def alloc(self, n: int) -> list[int]:
+        if n > len(self.free): raise InputError(f"{self.name}: {n} blocks wanted, {len(self.free)} of {self.n_blocks} free")
+        return [self.free.pop() for _ in range(n)]
+
+    def release(self, ids: list[int]):
+        self.free = sorted(set(self.free) | set(ids), reverse=True)
+
+
+class PagedCaches:
+    """The paged caches of one model: a pool of 584-byte FP8 records for the window rings and one for the
+    compressed entries, shared by every layer and request, `block_size` slots a block. `new_cache` gives a request
+    its block tables; the blocks themselves are taken as its tokens arrive and given back by `release`."""
+    def __init__(self, cfg: ModelConfig, window_blocks: int, compressed_blocks: int, block_size: int = 64, device="cpu"):
+        if (cfg.head_dim, cfg.rope_dim) != (KV.head_dim, KV.rope_dim):
+            raise InputError(f"paged caches hold {KV.record_bytes}-byte records of {KV.head_dim} dims "
+                             f"({KV.nope_dim} FP8 + {KV.rope_dim} bf16 RoPE); this model has {cfg.head_dim} with {cfg.rope_dim} RoPE")
+        self.cfg, self.block_size, self.device = cfg, block_size, torch.device(device)
+        stride = KV.block_stride(block_size)
+        self.window = BlockPool("window cache", window_blocks, block_size, stride, device)
+        self.compressed = BlockPool("compressed cache", max(compressed_blocks, 1), block_size, stride, device)
+
+    @classmethod
+    def sized_for(cls, cfg: ModelConfig, n_requests: int, capacity: int, block_size: int = 64, device="cpu"):
+        "Pools with room for `n_requests` requests of `capacity` tokens each."
+        win, comp = PagedRequestCache.columns(cfg, capacity, block_size)
+        return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device)
+
+    def new_cache(self, capacity: int, dtype=torch.float32) -> "PagedRequestCache":
+        return PagedRequestCache(self, capacity, dtype)
+
+
+class PagedRequestCache(RequestCache):
+    """One request's cache on `PagedCaches`: positions, open compressor rows and index keys as in `RequestCache`;
+    the window rows and compressed entries as FP8 records in the pools, found through a block table per layer and
+    kind (column c holds the block of slots c * block_size ...; -1: not taken yet). Rows go in with
+    `quantize_and_insert_k_cache` and come back with `dequantize_and_gather_k_cache` (bf16, exact)."""
+    def __init__(self, pools: PagedCaches, capacity: int, dtype=torch.float32):
+        super().__init__(pools.cfg, capacity, pools.device, dtype, store=False)
+        self.pools, bs = pools, pools.block_size
+        win, comp = self.columns(pools.cfg, capacity, bs)
+        table = lambda n: torch.full((n,), -1, dtype=torch.int32, device=pools.device)
+        self.win_table, self.comp_table = [table(n) for n in win], [table(n) for n in comp]
+
+    @staticmethod
+    def columns(cfg: ModelConfig, capacity: int, bs: int) -> tuple[list[int], list[int]]:
+        "Block-table widths per layer: the window ring, and the compressed entries a cache of `capacity` holds."
+        ent = RequestCache(cfg, capacity, store=False).n_entries
+        return [-(-cfg.window // bs)] * cfg.num_layers, [-(-e // bs) for e in ent]
+
+    def _wanted(self, n_new: int) -> tuple[list[int], list[int]]:
+        "Columns each table must have taken once `n_new` more tokens are in."
+        cfg, bs, n = self.pools.cfg, self.pools.block_size, self.n + n_new
+        win = [-(-min(n, cfg.window) // bs)] * cfg.num_layers
+        comp = [-(-(n // r) // bs) if e else 0 for r, e in zip(cfg.compress_ratios, self.n_entries)]
+        return win, comp
+
+    def blocks_for(self, n_new: int) -> dict:
+        win, comp = self._wanted(n_new)
+        held = lambda tables: [int((t >= 0).sum()) for t in tables]
+        need = {self.pools.window: sum(w - h for w, h in zip(win, held(self.win_table))),
+                self.pools.compressed: sum(c - h for c, h in zip(comp, held(self.comp_table)))}
+        return {p: k for p, k in need.items() if k > 0}
+
+    def grow(self, n_new: int):
+        for pool, tables, want in zip((self.pools.window, self.pools.compressed), (self.win_table, self.comp_table),
+                                      self._wanted(n_new)):
+            for t, w in zip(tables, want):
+                have = int((t >= 0).sum())
+                if w > have: t[have:w] = torch.tensor(pool.alloc(w - have), dtype=torch.int32)
+
+    def release(self):
+        for pool, tables in ((self.pools.window, self.win_table), (self.pools.compressed, self.comp_table)):
+            for t in tables:
+                pool.release(t[t >= 0].tolist())
+                t.fill_(-1)
+
+    def block_ids(self) -> dict[str, list[int]]:
+        "The blocks this request holds, per pool."
+        ids = lambda tables: sorted(b for t in tables for b in t[t >= 0].tolist())
+        return {"window": ids(self.win_table), "compressed": ids(self.comp_table)}
+
+    def _slots(self, table: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        bs = self.pools.block_size
+        return (table.long()[slots // bs] * bs + slots % bs).to(torch.int32)
+
+    def _gather(self, pool: BlockPool, table: torch.Tensor, n: int) -> torch.Tensor:
+        out = torch.empty(1, n, KV.head_dim, dtype=torch.bfloat16, device=table.device)
+        if n:
+            dequantize_and_gather_k_cache(out, pool.data, torch.tensor([n], dtype=torch.int32, device=table.device),
+                                          None, table[None], pool.block_size)
+        return out[0].float()
+
+    def _insert(self, pool: BlockPool, table: torch.Tensor, slots: torch.Tensor, rows: torch.Tensor):
+        if rows.shape[0]:
+            quantize_and_insert_k_cache(rows.bfloat16().contiguous(), pool.data, self._slots(table, slots), pool.block_size)
+
+    def window(self, i: int):
+        m = min(self.n, self.window_size)        # ring slots 0 .. m-1 are filled
+        return self._gather(self.pools.window, self.win_table[i], m), self.layers[i].win_pos[:m]
+
+    def put_window(self, i: int, pos: torch.Tensor, kv: torch.Tensor):
+        self._insert(self.pools.window, self.win_table[i], pos % self.window_size, kv)
+        self.layers[i].win_pos[pos % self.window_size] = pos
+
+    def entries(self, i: int, n: int) -> torch.Tensor:
+        return self._gather(self.pools.compressed, self.comp_table[i], n)
+
+    def put_entries(self, i: int, first: int, rows: torch.Tensor):
+        self._insert(self.pools.compressed, self.comp_table[i],
+                     torch.arange(first, first + rows.shape[0], device=rows.device), rows)
+
+    @property
+    def nbytes(self) -> int:
+        ids = self.block_ids()
+        return (super().nbytes + len(ids["window"]) * self.pools.window.data.shape[1]
+                + len(ids["compressed"]) * self.pools.compressed.data.shape[1])
 
 # %% ../../nbs/06d_runtime.ipynb #0906d3d5
 LOGITS_BOUND = 1e-4    # tier 1: fp32 references against transformers in fp32, relative error of the logits
