@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..core import (InputError, aot_examples, allow_shared_memory, benchmark, check_tensor, device_info,
-                                 interpreting, launch, rel_err, select_backend, selftest)
+from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, benchmark, check_tensor,
+                                 device_info, interpreting, launch, rel_err, select_backend, selftest)
 from .fp8 import e4m3_to_f32, e4m3x4_scaled_bf16, ue8m0_bf16x2, ue8m0_to_f32
 from .kv_cache import (KV, check_error_counter, check_not_meta, check_record_cache, quantize_and_insert_k_cache,
                                          quantize_and_insert_k_cache_ref, record_rows, slot_rows)
@@ -24,9 +24,10 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DECODE_RULES', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'ONE_READ_TILE', 'DecodeRule', 'decode_rule', 'decode_splits',
-           'sm_count', 'DecodePlan', 'plan_decode', 'check_plan', 'sparse_attn_decode', 'sparse_decode_floor',
-           'random_record_cache', 'random_decode_case', 'plan_for']
+__all__ = ['DECODE_RULES', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'ONE_READ_TILE',
+           'DecodeRule', 'decode_rule', 'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode', 'check_plan',
+           'sparse_attn_decode', 'sparse_decode_floor', 'random_record_cache', 'random_decode_case', 'plan_for',
+           'random_mixed_decode_batch']
 
 # %% ../../nbs/03e_sparse_decode.ipynb #43f1e965
 class DecodeRule(NamedTuple):
@@ -523,6 +524,58 @@ def plan_for(a: dict, **kw) -> DecodePlan:
     "`plan_decode` for the inputs `a` of `sparse_attn_decode` (a dict, as `random_decode_case` returns)."
     return plan_decode(a["q"], a["swa_indices"], a["compressed_indices"], **kw)
 
+# %% ../../nbs/03e_sparse_decode.ipynb #c41dd0be
+def random_mixed_decode_batch(requests, H: int, device, topk: int = DSV41.topk, window: int = DSV41.window,
+                              block_size: int = 64, pad_rows: int = 0, lens: bool = True, caches: dict | None = None) -> dict:
+    """Inputs of `sparse_attn_decode` for one decode step over requests of different lengths. `requests` holds
+    (compressed entries, window entries, tokens) per request; each token (the decode token and its drafts) reads
+    distinct top-k picks of its request's compressed entries (all of them, then -1, when there are fewer than
+    `topk`: a request with none reads only its window) and its window slots (then -1 up to `window`). `pad_rows`
+    trailing rows read nothing (every index -1; length 0), as CUDA-graph padding. `lens`: also pass `swa_lens`
+    and `compressed_lens`. `caches`: a previous batch of the same `requests` whose caches to reuse (fresh block
+    tables and picks)."""
+    B = block_size
+    nb_c = [triton.cdiv(c, B) for c, _, _ in requests]
+    nb_s = [triton.cdiv(w + n - 1, B) for _, w, n in requests]
+    if caches is None:
+        swa, cmp = random_record_cache(sum(nb_s) + 1, B, device), random_record_cache(sum(nb_c) + 1, B, device)
+    else:
+        swa, cmp = caches["swa_cache"], caches["compressed_cache"]
+    perm_s, perm_c = torch.randperm(swa.shape[0], device=device), torch.randperm(cmp.shape[0], device=device)
+    rows_s, rows_c, len_s, len_c = [], [], [], []
+    o_s = o_c = 0
+    for (n_c, n_w, n_tok), bs, bc in zip(requests, nb_s, nb_c):
+        bt_s, bt_c = perm_s[o_s:o_s + bs], perm_c[o_c:o_c + bc]
+        o_s, o_c = o_s + bs, o_c + bc
+        for i in range(n_tok):                      # draft i's window is one position further on
+            pos = i + torch.arange(n_w, device=device)
+            rows_s.append(torch.cat([bt_s[pos // B] * B + pos % B, torch.full((window - n_w,), -1, device=device)]))
+            k = min(topk, n_c)
+            sel = torch.randperm(n_c, device=device)[:k]
+            rows_c.append(torch.cat([bt_c[sel // B] * B + sel % B, torch.full((topk - k,), -1, device=device)]))
+            len_s.append(n_w)
+            len_c.append(k)
+    T = len(rows_s) + pad_rows
+    swa_idx = torch.full((T, window), -1, dtype=torch.int32, device=device)
+    cmp_idx = torch.full((T, topk), -1, dtype=torch.int32, device=device)
+    if rows_s:
+        swa_idx[:len(rows_s)] = torch.stack(rows_s).int()
+        cmp_idx[:len(rows_c)] = torch.stack(rows_c).int()
+    a = dict(q=torch.randn(T, H, HEAD_DIM, device=device).bfloat16(), swa_cache=swa, swa_indices=swa_idx,
+             compressed_cache=cmp, compressed_indices=cmp_idx, sink=torch.randn(H, device=device) * 2, block_size=B)
+    if lens:
+        pad = [0] * pad_rows
+        a.update(swa_lens=torch.tensor(len_s + pad, dtype=torch.int32, device=device),
+                 compressed_lens=torch.tensor(len_c + pad, dtype=torch.int32, device=device))
+    return a
+
+
+# the mixed batch of the GPU test and the `sparse_decode` benchmark: 18 tokens of 9 requests (a 64K-entry one and a
+# 16K-entry one with drafts, shorter ones, some under the top-k, two window-only) + 6 padding rows = 24 rows
+MIXED_DECODE_BATCH = ((65_536, 128, 4), (16_384, 128, 4), (16_384, 128, 2), (4_096, 128, 2), (300, 128, 2),
+                      (120, 128, 1), (40, 80, 1), (0, 100, 1), (0, 128, 1))
+MIXED_PAD_ROWS = 6
+
 # %% ../../nbs/03e_sparse_decode.ipynb #b669b867
 @selftest("sparse_decode")
 def _sparse_decode_selftest(device) -> str:
@@ -552,11 +605,12 @@ def _decode_sets(ctx, T, context, H=64, requests=None):
     return sets
 
 
-def _decode_no_bounds(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, plan):
+def _decode_no_bounds(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, plan,
+                      swa_lens=None, compressed_lens=None):
     "The launches of `sparse_attn_decode` with BOUNDS=False: unsafe (valid input only), for the same-run before rows."
     _, _, scale = check_common(q, sink, None, None)
     return _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, block_size,
-                          None, None, scale, torch.empty_like(q), plan, floor=False, bounds=False)
+                          swa_lens, compressed_lens, scale, torch.empty_like(q), plan, floor=False, bounds=False)
 
 
 def _time_decode(ctx, sets, plan, floor=False, bounds=True):
@@ -564,30 +618,60 @@ def _time_decode(ctx, sets, plan, floor=False, bounds=True):
     return ctx.time([lambda a=a: fn(**a, plan=plan) for a in sets])
 
 
+def _mixed_sets(ctx, H=64):
+    "Input sets of the mixed batch sharing one pair of caches, fresh block tables and picks per set."
+    base = random_mixed_decode_batch(MIXED_DECODE_BATCH, H, ctx.device, pad_rows=MIXED_PAD_ROWS)
+    T = base["q"].shape[0]
+    entries = int(base["swa_lens"].sum() + base["compressed_lens"].sum())      # setup: the records a call reads
+    nbytes = entries * (KV.record_bytes + 4) + T * 2 * H * HEAD_DIM * 2
+    sets = [base] + [random_mixed_decode_batch(MIXED_DECODE_BATCH, H, ctx.device, pad_rows=MIXED_PAD_ROWS, caches=base)
+                     for _ in range(ctx.n_sets(nbytes, cap=64) - 1)]
+    return sets, entries, nbytes
+
+
 @benchmark("sparse_decode", "sparse_attn_decode: 64 heads, 512 top-k + 128 window FP8 records per token")
 def _bench_sparse_decode(ctx):
     batches = [1, 6, 24, 256] if ctx.quick else [1, 2, 4, 6, 12, 24, 256]
-    for T in batches:
-        sets = _decode_sets(ctx, T, 65_536, requests=min(T, 16))     # beyond 16, tokens share requests' caches
+    cases = [(T, 65_536) for T in batches] + ([] if ctx.quick else [(T, 16_384) for T in (1, 6, 24, 256)])
+    for T, context in cases:
+        k = f"{context // 1024}K"
+        tag = "" if context == 65_536 else f", context={k}"    # one series per context: plotted against T
+        sets = _decode_sets(ctx, T, context, requests=min(T, 16))     # beyond 16, tokens share requests' caches
         plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE)
         t = _time_decode(ctx, sets, plan)
         tn = _time_decode(ctx, sets, plan, bounds=False)
         tf = _time_decode(ctx, sets, plan, floor=True)
         tf1 = _time_decode(ctx, sets, plan1, floor=True)
         tb = ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]])
-        ctx.row(case=f"T={T} context=64K", x=T, series="decode vs torch", time_s=t, baseline_s=tb,
+        ctx.row(case=f"T={T} context={k}", x=T, series="decode vs torch" + tag, time_s=t, baseline_s=tb,
                 baseline="torch reference (dequantize, attend)", bytes=_decode_bytes(T, 64, 640),
-                flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=65_536, splits=plan.splits, floor_s=tf,
+                flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=context, splits=plan.splits, floor_s=tf,
                 vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1)
-        ctx.row(case=f"T={T} context=64K no bounds (before)", x=T, series="decode without the bounds checks (before)",
-                time_s=tn, baseline_s=t, baseline="decode with the bounds checks (same run)",
-                bytes=_decode_bytes(T, 64, 640), flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=65_536,
-                splits=plan.splits)
+        ctx.row(case=f"T={T} context={k} no bounds (before)", x=T,
+                series="decode without the bounds checks (before)" + tag, time_s=tn, baseline_s=t,
+                baseline="decode with the bounds checks (same run)", bytes=_decode_bytes(T, 64, 640),
+                flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=context, splits=plan.splits)
         err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
         te = ctx.time([lambda a=a: sparse_attn_decode(**a, plan=plan, errors=err) for a in sets])
-        ctx.row(case=f"T={T} context=64K errors", x=T, series="decode with the errors counter", time_s=te,
+        ctx.row(case=f"T={T} context={k} errors", x=T, series="decode with the errors counter" + tag, time_s=te,
                 baseline_s=t, baseline="decode without the counter (same run)", bytes=_decode_bytes(T, 64, 640),
-                tokens=T, context=65_536)
+                tokens=T, context=context)
+    if not ctx.quick:       # the mixed batch: bytes and FLOPs count the records it reads, floors on the same inputs
+        sets, entries, nbytes = _mixed_sets(ctx)
+        T = sets[0]["q"].shape[0]
+        plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE)
+        t = _time_decode(ctx, sets, plan)
+        tn = _time_decode(ctx, sets, plan, bounds=False)
+        tf = _time_decode(ctx, sets, plan, floor=True)
+        tf1 = _time_decode(ctx, sets, plan1, floor=True)
+        tb = ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]])
+        info = dict(tokens=T, requests=len(MIXED_DECODE_BATCH), pad_rows=MIXED_PAD_ROWS, entries=entries,
+                    splits=plan.splits, flops=4 * entries * 64 * HEAD_DIM, bytes=nbytes)
+        ctx.row(case=f"mixed batch T={T}", series="mixed batch", time_s=t, baseline_s=tb,
+                baseline="torch reference (dequantize, attend)", floor_s=tf, vs_floor=t / tf, one_read_floor_s=tf1,
+                vs_one_read_floor=t / tf1, **info)
+        ctx.row(case=f"mixed batch T={T} no bounds (before)", series="mixed batch without the bounds checks (before)",
+                time_s=tn, baseline_s=t, baseline="decode with the bounds checks (same run)", **info)
     for context in ([16_384, 1 << 20] if ctx.quick else [16_384, 65_536, 262_144, 1 << 20]):
         sets = _decode_sets(ctx, 6, context, requests=1)
         plan = plan_for(sets[0])

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..core import (InputError, aot_examples, allow_shared_memory, benchmark, check_tensor, interpreting,
-                                 launch, rel_err, select_backend, selftest)
+from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, benchmark, check_tensor,
+                                 interpreting, launch, rel_err, select_backend, selftest)
+from .combine import combine_topk_swa_indices_ref
 from .kv_cache import check_error_counter, check_not_meta
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
                                                  attend_block, check_attn_tile, check_common, check_lens, check_range,
@@ -19,8 +20,9 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['TWO_PASS', 'PREFILL_TILES', 'SCRATCH_BYTES', 'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass',
-           'sparse_attn_prefill', 'random_combined_rows']
+__all__ = ['TWO_PASS', 'PREFILL_TILES', 'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL', 'TWO_PASS_VARIANTS', 'TwoPassConfig',
+           'check_two_pass', 'sparse_attn_prefill', 'host_keys_per_token', 'prefill_config', 'fresh_prompt_rows',
+           'random_combined_rows']
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #62a3e0d2
 class TwoPassConfig(NamedTuple):
@@ -64,9 +66,12 @@ def check_two_pass(config, name: str = "config") -> TwoPassConfig:
 def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor, sink: torch.Tensor,
                         lens: torch.Tensor | None = None, scale: float | None = None,
                         out: torch.Tensor | None = None, config: TwoPassConfig | AttnTile | None = None, *,
-                        errors: torch.Tensor | None = None, check_metadata: bool = False) -> torch.Tensor:
+                        errors: torch.Tensor | None = None, check_metadata: bool = False,
+                        keys_per_token: float | None = None) -> torch.Tensor:
     """Sparse MLA prefill: q [T, H, 512] over rows `indices` [T, W] of the bf16 workspace kv [S, 512].
-    `config`: a `TwoPassConfig` (scores, then values; None means `TWO_PASS`) or an `AttnTile` (the fused kernel).
+    `config`: a `TwoPassConfig` (scores, then values) or an `AttnTile` (the fused kernel); None lets
+    `prefill_config` pick from W and the entries per token known on the host (`keys_per_token`, or `lens` when it
+    is a CPU tensor; else full rows), without synchronising with the GPU.
     On a GPU, entries outside [-1, S) are skipped and added to `errors` (int32 [1]) without a host sync; on the
     CPU, or with `check_metadata=True`, they raise `InputError`."""
     T, H, scale = check_common(q, sink, out, scale)
@@ -75,7 +80,7 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
     check_lens("lens", lens, T)
     check_error_counter(errors)
     if config is None:
-        config = TWO_PASS
+        config = prefill_config(H, indices.shape[1], host_keys_per_token(indices.shape[1], lens, keys_per_token))
     elif isinstance(config, AttnTile):
         check_attn_tile(config)
     elif isinstance(config, TwoPassConfig):
@@ -95,6 +100,33 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
     if isinstance(config, TwoPassConfig):
         return _prefill_two_pass(q, kv, indices, sink, lens, scale, out, config, errors)
     return _prefill_fused(q, kv, indices, sink, lens, scale, out, config, errors)
+
+# %% ../../nbs/03d_sparse_prefill.ipynb #e7aff4db
+# To be measured on the GPU by the `sparse_prefill` benchmark: its `fused` and `two_pass` rows time both methods
+# for every case (full rows, fresh prompts and, in full mode, a sweep of entries per token at T = 1,536) next to
+# the chooser's pick; set the threshold where the two meet. Until then it is a guess from the cost model.
+PREFILL_FUSED_MAX_FILL = 0.5      # the fused kernel when tokens read at most this fraction of the row width W
+
+
+def host_keys_per_token(W: int, lens: torch.Tensor | None = None, keys_per_token: float | None = None) -> float:
+    """Mean entries a token reads, from what the host knows without a GPU sync: `keys_per_token` when given,
+    else the mean of `lens` clamped to [0, W] when `lens` is a CPU tensor, else W (full rows)."""
+    if keys_per_token is not None:
+        if isinstance(keys_per_token, bool) or not isinstance(keys_per_token, (int, float)) \
+                or not 0 <= keys_per_token < float("inf"):
+            raise InputError(f"keys_per_token must be a finite number >= 0, got {keys_per_token!r}")
+        return float(min(keys_per_token, W))
+    if lens is not None and lens.device.type == "cpu" and lens.numel():
+        return float(lens.clamp(0, W).float().mean())
+    return float(W)
+
+
+def prefill_config(H: int, W: int, keys_per_token: float | None = None) -> TwoPassConfig | AttnTile:
+    """The method and tiles `sparse_attn_prefill` uses when given no config: the fused kernel (`PREFILL_TILES[H]`)
+    when tokens read at most `PREFILL_FUSED_MAX_FILL` of their row width W, else the two passes (`TWO_PASS`).
+    `keys_per_token`: the mean entries a token reads (None: full rows)."""
+    keys = W if keys_per_token is None else min(keys_per_token, W)
+    return PREFILL_TILES[H] if W > 0 and keys <= PREFILL_FUSED_MAX_FILL * W else TWO_PASS
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #0e6bc7ad
 @triton.jit
@@ -285,6 +317,25 @@ def _prefill_fused(q, kv, indices, sink, lens, scale, out, tile: AttnTile, error
            num_warps=tile.num_warps, num_stages=tile.num_stages)
     return out
 
+# %% ../../nbs/03d_sparse_prefill.ipynb #86b24bd7
+def fresh_prompt_rows(n_requests: int, q_len: int, ratio: int, device, topk: int = DSV41.topk,
+                      window: int = DSV41.window) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Index rows and lengths of `n_requests` fresh prompts of `q_len` tokens each, as `combine_topk_swa_indices`
+    writes them over a workspace of M = N + q_len rows per request (N = q_len // ratio compressed rows): token p
+    reads its min(topk, (p + 1) // ratio) causal entries (the indexer selects all of them) and its window.
+    Returns (indices [T, W], lens [T], workspace rows R * M)."""
+    N = q_len // ratio if ratio else 0
+    M, T = N + q_len, n_requests * q_len
+    p = torch.arange(q_len, device=device).repeat(n_requests)
+    k = torch.div(p + 1, ratio, rounding_mode="floor").clamp(max=topk) if ratio else torch.zeros_like(p)
+    j = torch.arange(topk, device=device)
+    top = torch.argsort(torch.rand(T, topk, device=device) + (j[None, :] >= k[:, None]), 1).int()   # 0..k-1 first
+    qsl = torch.arange(0, T + 1, q_len, dtype=torch.int32, device=device)
+    seq = torch.full((n_requests,), q_len, dtype=torch.int32, device=device)
+    idx, lens = combine_topk_swa_indices_ref(top, qsl, seq, None, window, ratio, topk, M, N)
+    return idx, lens, n_requests * M
+
+
 # %% ../../nbs/03d_sparse_prefill.ipynb #9b6b97ea
 def random_combined_rows(T: int, n_topk: int, window: int, n_compressed: int, width: int, device) -> torch.Tensor:
     "Index rows shaped like `combine_topk_swa_indices` output for one request: top-k, then the window, then -1."
@@ -307,8 +358,8 @@ def _sparse_prefill_selftest(device) -> str:
     return f"prefill, 64 heads x 640 keys: rel. error {err:.1e}"
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #1f6c793f
-def _prefill_inputs(ctx, T: int, n_sets: int = 2):
-    n_cmp = 16_384
+def _prefill_inputs(ctx, T: int, n_sets: int = 2, n_cmp: int = 16_384):
+    "Input sets of one request: T tokens with full rows (512 top-k of n_cmp entries + 128 window rows)."
     sets = []
     for _ in range(n_sets):
         kv = torch.randn(n_cmp + T + 128, HEAD_DIM, device=ctx.device).bfloat16()
@@ -318,34 +369,94 @@ def _prefill_inputs(ctx, T: int, n_sets: int = 2):
     return sets
 
 
-def _prefill_no_bounds(q, kv, indices, sink):
-    "The default launches with BOUNDS=False: unsafe (valid input only), for the benchmark's same-run before row."
+def _fresh_inputs(ctx, n_requests: int, q_len: int, ratio: int, n_sets: int = 2):
+    "Input sets of fresh prompts (`fresh_prompt_rows`): short rows with their `lens` on the GPU."
+    sets = []
+    for _ in range(n_sets):
+        idx, lens, rows = fresh_prompt_rows(n_requests, q_len, ratio, ctx.device)
+        sets.append(dict(q=torch.randn(idx.shape[0], 64, HEAD_DIM, device=ctx.device).bfloat16(),
+                         kv=torch.randn(rows, HEAD_DIM, device=ctx.device).bfloat16(), indices=idx, lens=lens,
+                         sink=torch.randn(64, device=ctx.device)))
+    return sets
+
+
+def _prefill_no_bounds(q, kv, indices, sink, lens=None, config=TWO_PASS):
+    "The launches of `config` with BOUNDS=False: unsafe (valid input only), for the benchmark's same-run before rows."
     _, _, scale = check_common(q, sink, None, None)
-    return _prefill_two_pass(q, kv, indices, sink, None, scale, torch.empty_like(q), TWO_PASS, bounds=False)
+    launcher = _prefill_fused if isinstance(config, AttnTile) else _prefill_two_pass
+    return launcher(q, kv, indices, sink, lens, scale, torch.empty_like(q), config, bounds=False)
 
 
-@benchmark("sparse_prefill", "sparse_attn_prefill: 64 heads, 640 keys per token over the bf16 workspace")
+def _prefill_work(a: dict) -> tuple[int, int, int]:
+    "Tokens, the entries they read (valid, within `lens`) and the useful bytes of one call on inputs `a`."
+    idx, lens = a["indices"], a.get("lens")
+    j = torch.arange(idx.shape[1], device=idx.device)
+    read = (idx >= 0) if lens is None else (idx >= 0) & (j[None, :] < lens[:, None])
+    T, keys = idx.shape[0], int(read.sum())          # setup, outside the timed calls
+    return T, keys, keys * (2 * HEAD_DIM + 4) + T * 4 * 64 * HEAD_DIM
+
+
+def _method(config) -> str:
+    return "fused" if isinstance(config, AttnTile) else "two_pass"
+
+
+@benchmark("sparse_prefill", "sparse_attn_prefill: 64 heads; full 640-entry rows and short rows of fresh prompts, "
+           "both methods next to the chooser's pick")
 def _bench_sparse_prefill(ctx):
-    for T in ([1536] if ctx.quick else [1536, 8192]):
-        sets = _prefill_inputs(ctx, T)
+    # (case, input sets, x): every case times the chooser's pick (the default row), both methods, the pick without
+    # the bounds checks (before), and with the errors counter. x = T for the full-row cases (plotted against T);
+    # the fresh prompts and the sweep below carry `keys_per_token` instead (plotted against it in the notebook).
+    cases = [("T=1536", lambda: _prefill_inputs(ctx, 1536), 1536),
+             ("R=4 T=4x384 fresh r2", lambda: _fresh_inputs(ctx, 4, 384, 2), None)]
+    if not ctx.quick:
+        cases += [("R=4 T=4x384 fresh r1", lambda: _fresh_inputs(ctx, 4, 384, 1), None),
+                  ("T=8192 context=64K", lambda: _prefill_inputs(ctx, 8192, n_cmp=65_536), 8192)]
+    for case, make, x in cases:
+        sets = make()
+        T, keys, nbytes = _prefill_work(sets[0])
+        W = sets[0]["indices"].shape[1]
+        kpt = keys / T                                      # the engine's host-side mean (from its sequence lengths)
+        for a in sets: a["keys_per_token"] = kpt if "lens" in a else None
+        pick = prefill_config(64, W, host_keys_per_token(W, None, kpt))
+        flops = 4 * keys * 64 * HEAD_DIM
+        info = dict(tokens=T, keys_per_token=kpt, fill=kpt / W, chosen=_method(pick), **({} if x is None else dict(x=x)))
         t = ctx.time([lambda a=a: sparse_attn_prefill(**a) for a in sets])
-        tn = ctx.time([lambda a=a: _prefill_no_bounds(**a) for a in sets])
+        tn = ctx.time([lambda a=a: _prefill_no_bounds(a["q"], a["kv"], a["indices"], a["sink"], a.get("lens"), pick)
+                       for a in sets])
         def ref(a):
             for i in range(0, T, 1024):
                 sparse_attn_prefill_ref(a["q"][i:i + 1024], a["kv"], a["indices"][i:i + 1024], a["sink"],
-                                        acc_dtype=torch.float32)
+                                        None if a.get("lens") is None else a["lens"][i:i + 1024], acc_dtype=torch.float32)
         tb = ctx.time([lambda a=a: ref(a) for a in sets[:1]], min_calls=2, reps=3)
-        ctx.row(case=f"T={T}", x=T, series="prefill", time_s=t, baseline_s=tb, baseline="torch reference (fp32)",
-                flops=4 * T * 64 * 640 * HEAD_DIM, bytes=T * (640 * (2 * HEAD_DIM + 4) + 4 * 64 * HEAD_DIM),
-                tokens=T)
-        ctx.row(case=f"T={T} no bounds (before)", x=T, series="prefill without the bounds checks (before)",
-                time_s=tn, baseline_s=t, baseline="prefill with the bounds checks (same run)",
-                flops=4 * T * 64 * 640 * HEAD_DIM, bytes=T * (640 * (2 * HEAD_DIM + 4) + 4 * 64 * HEAD_DIM),
-                tokens=T)
+        ctx.row(case=case, series="prefill", time_s=t, baseline_s=tb, baseline="torch reference (fp32)",
+                flops=flops, bytes=nbytes, method_name=_method(pick), **info)
+        ctx.row(case=f"{case} no bounds (before)", series="prefill without the bounds checks (before)",
+                time_s=tn, baseline_s=t, baseline="prefill with the bounds checks (same run)", flops=flops,
+                bytes=nbytes, method_name=_method(pick), **info)
+        for cfg in (PREFILL_TILES[64], TWO_PASS):
+            tm = ctx.time([lambda a=a: sparse_attn_prefill(**a, config=cfg) for a in sets])
+            ctx.row(case=f"{case} {_method(cfg)}", series=_method(cfg), time_s=tm, baseline_s=t,
+                    baseline="the chooser's pick (same run)", flops=flops, bytes=nbytes, method_name=_method(cfg),
+                    config=cfg._asdict(), **info)
         err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
         te = ctx.time([lambda a=a: sparse_attn_prefill(**a, errors=err) for a in sets])
-        ctx.row(case=f"T={T} errors", x=T, series="prefill with the errors counter", time_s=te, baseline_s=t,
-                baseline="prefill without the counter (same run)", flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T)
+        ctx.row(case=f"{case} errors", series="prefill with the errors counter", time_s=te, baseline_s=t,
+                baseline="prefill without the counter (same run)", flops=flops, method_name=_method(pick), **info)
+    if ctx.quick:
+        return
+    # the threshold: T = 1,536 full rows cut to `keys` entries per token (lens on the GPU), both methods
+    sets = _prefill_inputs(ctx, 1536)
+    T, W = sets[0]["indices"].shape
+    for keys in (64, 128, 192, 256, 320, 384, 512):
+        lens = torch.full((T,), keys, dtype=torch.int32, device=ctx.device)
+        cut = [dict(a, lens=lens, keys_per_token=float(keys)) for a in sets]
+        _, n, nbytes = _prefill_work(cut[0])
+        pick = _method(prefill_config(64, W, keys))
+        for cfg in (PREFILL_TILES[64], TWO_PASS):
+            tm = ctx.time([lambda a=a: sparse_attn_prefill(**a, config=cfg) for a in cut])
+            ctx.row(case=f"T=1536 keys={keys} {_method(cfg)}", series=f"keys per token: {_method(cfg)}",
+                    time_s=tm, flops=4 * n * 64 * HEAD_DIM, bytes=nbytes, method_name=_method(cfg), tokens=T,
+                    keys_per_token=n / T, fill=n / T / W, chosen=pick, config=cfg._asdict())
 
 
 # variations of TWO_PASS the tuning sweep times
@@ -424,8 +535,9 @@ def _sparse_prefill_fuzz_case(rng: random.Random, device) -> FuzzCase:
         if select_backend(q) == "triton": return call(errors)
         if T == 0: return out.inner
         sc = DSV41.softmax_scale if scale is None else scale
-        if isinstance(cfg, AttnTile): return _prefill_fused(q, kv.inner, idx, sink, lens, sc, out.inner, cfg, errors)
-        return _prefill_two_pass(q, kv.inner, idx, sink, lens, sc, out.inner, cfg or TWO_PASS, errors)
+        c = cfg or prefill_config(H, W, host_keys_per_token(W, lens))      # the wrapper's choice
+        if isinstance(c, AttnTile): return _prefill_fused(q, kv.inner, idx, sink, lens, sc, out.inner, c, errors)
+        return _prefill_two_pass(q, kv.inner, idx, sink, lens, sc, out.inner, c, errors)
 
     def reference(bufs, errors):
         bufs["out"].copy_(sparse_attn_prefill_ref(q, kv.inner, idx, sink, lens, scale).bfloat16())
