@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from ..core import InputError
 from .config import ModelConfig
 from .roles import FULL, SelectionBoard, layer_roles
-from ..ops.compressor import (CompressorSpec, CompressorState, compress_ref, compressed_rows_ref,
+from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_insert, compress_ref,
+                                           compressed_rows_ref,
                                            indexer_key_ref, rope_cos_sin_table)
 from ..ops.mhc import MhcConsts, mhc_gates_ref
 from ..ops.topk import candidate_blocks_ref, topk_indices_in_pool_ref, topk_indices_ref
@@ -229,6 +230,11 @@ class RequestCache:
     def release(self) -> None:
         "Give back what the cache holds outside its own tensors (nothing here)."
 
+    def compressor_pages(self, i: int):
+        """(state, record bytes, block table, block size) when layer i's entries are to be written straight into
+        paged records by `compress_and_insert`; None: the engine's compressor part pools them (always here)."""
+        return None
+
     def tensors(self) -> list[torch.Tensor]:
         "Every tensor of the cache (for tests and byte counts)."
         out = []
@@ -315,6 +321,22 @@ class Engine:
         rows.trim(max((n1 // ratio) * ratio - (ratio if overlap else 0), 0))
         return out, j
 
+    def compress_into_pages(self, i: int, cache: RequestCache, x: torch.Tensor, P: torch.Tensor) -> int | None:
+        """V4: where the cache asks for it (`compressor_pages`), `ops.compressor.compress_and_insert` pools the
+        chunk's closed entries, normalizes them (bf16 latents, as the release rounds them), rotates their RoPE dims
+        and quantizes them into their pages in one pass. Returns how many entries closed, or None."""
+        pages = cache.compressor_pages(i)
+        if pages is None: return None
+        state, k_cache, table, bs = pages
+        c, L, dev = f"layers.{i}.attn.compressor.", x.shape[0], x.device
+        bias = self.W(c + "ape").float().contiguous() if c + "ape" in self.w else None
+        out = compress_and_insert(self.lin(x, c + "wkv.weight").contiguous(), self.lin(x, c + "wgate.weight").contiguous(),
+                                  torch.tensor([0, L], dtype=torch.int32, device=dev),
+                                  torch.zeros(1, dtype=torch.int32, device=dev), state, state.spec,
+                                  self.W(c + "norm.weight").float().contiguous(), self.cfg.rms_norm_eps,
+                                  self.cos_sin(i, int(P[-1]) + 1), k_cache, table[None], bs, bias=bias, max_query_len=L)
+        return out.entry.numel()
+
     # ---- attention ----
     def attention(self, i: int, x: torch.Tensor, segs: list[_Seg], pos: torch.Tensor, trace: Trace) -> torch.Tensor:
         cfg, p, T = self.cfg, f"layers.{i}.attn.", x.shape[0]
@@ -337,10 +359,13 @@ class Engine:
                 keys = torch.cat([keys, s.cache.entries(self.roles[i].kv_source, n)])
                 mask = torch.cat([mask, cmask[:, :n]], 1)
             elif ratio:
-                new, j = self.compress(p + "compressor.", x[s.a:s.z], P, lc.comp_rows, ratio, cfg.uses_topk(i))
-                new = apply_rope(new, j * ratio, inv)
-                n = lc.n_comp + new.shape[0]
-                s.cache.put_entries(i, lc.n_comp, new)
+                E = self.compress_into_pages(i, s.cache, x[s.a:s.z], P)
+                if E is None:
+                    new, j = self.compress(p + "compressor.", x[s.a:s.z], P, lc.comp_rows, ratio, cfg.uses_topk(i))
+                    new = apply_rope(new, j * ratio, inv)
+                    E = new.shape[0]
+                    s.cache.put_entries(i, lc.n_comp, new)
+                n = lc.n_comp + E
                 visible = (P + 1) // ratio                               # entries complete at each query
                 if cfg.uses_topk(i):
                     sel = self.indexer(i, x[s.a:s.z], q_res[s.a:s.z], P, ratio, visible, lc, n, trace)

@@ -17,6 +17,7 @@ from ..core import InputError, rel_err
 from .config import ModelConfig, tiny_v4_config
 from .engine import Engine, RequestCache, Trace, same_choices
 from ..ops.kv_cache import KV, dequantize_and_gather_k_cache, quantize_and_insert_k_cache
+from ..ops.compressor import CompressorState, compressor_spec
 from .parity import kernel_parts, kernel_support
 
 
@@ -154,21 +155,25 @@ class BlockPool:
 class PagedCaches:
     """The paged caches of one model: a pool of 584-byte FP8 records for the window rings and one for the
     compressed entries, shared by every layer and request, `block_size` slots a block. `new_cache` gives a request
-    its block tables; the blocks themselves are taken as its tokens arrive and given back by `release`."""
-    def __init__(self, cfg: ModelConfig, window_blocks: int, compressed_blocks: int, block_size: int = 64, device="cpu"):
+    its block tables; the blocks themselves are taken as its tokens arrive and given back by `release`.
+    `compressor=True`: V4's compressed entries (ratios 4 and 128) are pooled straight into their pages by
+    `compress_and_insert` (bf16 latents, so no longer bit-identical to the engine's fp32 compressor part)."""
+    def __init__(self, cfg: ModelConfig, window_blocks: int, compressed_blocks: int, block_size: int = 64, device="cpu",
+                 compressor: bool = False):
         if (cfg.head_dim, cfg.rope_dim) != (KV.head_dim, KV.rope_dim):
             raise InputError(f"paged caches hold {KV.record_bytes}-byte records of {KV.head_dim} dims "
                              f"({KV.nope_dim} FP8 + {KV.rope_dim} bf16 RoPE); this model has {cfg.head_dim} with {cfg.rope_dim} RoPE")
-        self.cfg, self.block_size, self.device = cfg, block_size, torch.device(device)
+        self.cfg, self.block_size, self.device, self.compressor = cfg, block_size, torch.device(device), compressor
         stride = KV.block_stride(block_size)
         self.window = BlockPool("window cache", window_blocks, block_size, stride, device)
         self.compressed = BlockPool("compressed cache", max(compressed_blocks, 1), block_size, stride, device)
 
     @classmethod
-    def sized_for(cls, cfg: ModelConfig, n_requests: int, capacity: int, block_size: int = 64, device="cpu"):
+    def sized_for(cls, cfg: ModelConfig, n_requests: int, capacity: int, block_size: int = 64, device="cpu",
+                  compressor: bool = False):
         "Pools with room for `n_requests` requests of `capacity` tokens each."
         win, comp = PagedRequestCache.columns(cfg, capacity, block_size)
-        return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device)
+        return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device, compressor)
 
     def new_cache(self, capacity: int, dtype=torch.float32) -> "PagedRequestCache":
         return PagedRequestCache(self, capacity, dtype)
@@ -185,6 +190,10 @@ class PagedRequestCache(RequestCache):
         win, comp = self.columns(pools.cfg, capacity, bs)
         table = lambda n: torch.full((n,), -1, dtype=torch.int32, device=pools.device)
         self.win_table, self.comp_table = [table(n) for n in win], [table(n) for n in comp]
+        self.states = [CompressorState(compressor_spec(r), 1, pools.device)       # compress_and_insert's carried rows
+                       if pools.compressor and pools.cfg.generation == "v4" and r in (4, 128)
+                       and (r == 4) == pools.cfg.uses_topk(i) else None
+                       for i, r in enumerate(pools.cfg.compress_ratios)]
 
     @staticmethod
     def columns(cfg: ModelConfig, capacity: int, bs: int) -> tuple[list[int], list[int]]:
@@ -218,6 +227,10 @@ class PagedRequestCache(RequestCache):
             for t in tables:
                 pool.release(t[t >= 0].tolist())
                 t.fill_(-1)
+
+    def compressor_pages(self, i: int):
+        st = self.states[i]
+        return None if st is None else (st, self.pools.compressed.data, self.comp_table[i], self.pools.block_size)
 
     def block_ids(self) -> dict[str, list[int]]:
         "The blocks this request holds, per pool."
