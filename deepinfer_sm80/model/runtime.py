@@ -57,7 +57,8 @@ class Runtime:
     decodes every active request by one token in a single batched call. Each request has its own cache of
     `capacity` tokens; a request that would outgrow it stops with an error and the others go on untouched.
     `paged`: the `PagedCaches` requests take their blocks from; by default (None) paged caches for `max_requests`
-    requests when the engine's attention runs on a kernel, else (or with False) `RequestCache` tensors."""
+    requests when the engine's attention runs on its FP8-record kernel ('kernel'), else (or with False)
+    `RequestCache` tensors."""
 
     def __init__(self, engine: Engine, capacity: int = 512, prefill_chunk: int = 64, keep_logits: bool = False,
                  cache_dtype=torch.float32, paged: PagedCaches | bool | None = None, max_requests: int = 8,
@@ -65,7 +66,7 @@ class Runtime:
         if prefill_chunk < 1: raise InputError(f"prefill_chunk must be >= 1, got {prefill_chunk}")
         self.engine, self.capacity, self.prefill_chunk = engine, capacity, prefill_chunk
         self.keep_logits, self.cache_dtype = keep_logits, cache_dtype
-        if paged is None: paged = engine.parts.get("attention", "ref") != "ref"
+        if paged is None: paged = engine.parts.get("attention") == "kernel"      # the FP8-record attention kernel
         if paged is True: paged = PagedCaches.sized_for(engine.cfg, max_requests, capacity, block_size, engine.device)
         self.paged = paged or None
         self.requests: list[Request] = []
