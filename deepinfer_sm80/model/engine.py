@@ -230,6 +230,9 @@ class RequestCache:
     def release(self) -> None:
         "Give back what the cache holds outside its own tensors (nothing here)."
 
+    decodes_in_place = False
+    "True: with the FP8 attention kernel, a decode step attends on the cache's own pages (`attend`); never here."
+
     def compressor_pages(self, i: int):
         """(state, record bytes, block table, block size) when layer i's entries are to be written straight into
         paged records by `compress_and_insert`; None: the engine's compressor part pools them (always here)."""
@@ -347,17 +350,22 @@ class Engine:
         outs = []
         for s in segs:
             lc, P, L = s.cache.layers[i], s.pos, s.z - s.a
-            win, wpos = s.cache.window(i)
-            keys = torch.cat([win, kv[s.a:s.z]])
-            kpos = torch.cat([wpos, P])
+            direct = L == 1 and s.cache.decodes_in_place and self.parts["attention"] == "kernel"
+            if direct:                           # the decode kernel reads the pages, the new row included
+                s.cache.put_window(i, P, kv[s.a:s.z])
+                kpos = lc.win_pos
+            else:
+                win, wpos = s.cache.window(i)
+                keys = torch.cat([win, kv[s.a:s.z]])
+                kpos = torch.cat([wpos, P])
             rel = P[:, None] - kpos[None, :]                             # query minus key position
             mask = (kpos >= 0)[None] & (rel >= 0) & (rel < cfg.window)
+            src, cmask = i, None
             if ratio and self.roles is not None:
                 n, sel = self.select_v41(i, s, x[s.a:s.z], q_res[s.a:s.z], trace)
                 cmask = torch.zeros(L, n + 1, dtype=torch.bool, device=x.device)
                 cmask.scatter_(1, torch.where(sel >= 0, sel, n), True)
-                keys = torch.cat([keys, s.cache.entries(self.roles[i].kv_source, n)])
-                mask = torch.cat([mask, cmask[:, :n]], 1)
+                src, cmask = self.roles[i].kv_source, cmask[:, :n]
             elif ratio:
                 E = self.compress_into_pages(i, s.cache, x[s.a:s.z], P)
                 if E is None:
@@ -375,7 +383,11 @@ class Engine:
                 else:
                     cmask = torch.arange(n, device=x.device)[None, :] < visible[:, None]
                 lc.n_comp = n
-                keys, mask = torch.cat([keys, s.cache.entries(i, n)]), torch.cat([mask, cmask], 1)
+            if direct:
+                outs.append(s.cache.attend(i, src, q[s.a:s.z], mask, cmask, self.W(p + "attn_sink")))
+                continue
+            if cmask is not None:
+                keys, mask = torch.cat([keys, s.cache.entries(src, n)]), torch.cat([mask, cmask], 1)
             outs.append(self.part("attention")(q[s.a:s.z], keys, mask, self.W(p + "attn_sink")))
             last = slice(max(0, L - cfg.window), L)                      # the ring keeps the newest `window` rows
             s.cache.put_window(i, P[last], kv[s.a:s.z][last])

@@ -18,6 +18,7 @@ from .config import ModelConfig, tiny_v4_config
 from .engine import Engine, RequestCache, Trace, same_choices
 from ..ops.kv_cache import KV, dequantize_and_gather_k_cache, quantize_and_insert_k_cache
 from ..ops.compressor import CompressorState, compressor_spec
+from ..ops.sparse_decode import sparse_attn_decode
 from .parity import kernel_parts, kernel_support
 
 
@@ -158,23 +159,25 @@ class PagedCaches:
     compressed entries, shared by every layer and request, `block_size` slots a block. `new_cache` gives a request
     its block tables; the blocks themselves are taken as its tokens arrive and given back by `release`.
     `compressor=True`: V4's compressed entries (ratios 4 and 128) are pooled straight into their pages by
-    `compress_and_insert` (bf16 latents, so no longer bit-identical to the engine's fp32 compressor part)."""
+    `compress_and_insert` (bf16 latents, so no longer bit-identical to the engine's fp32 compressor part).
+    `decode_in_place=True`: with the FP8 attention kernel a decode step runs `sparse_attn_decode` on the pages
+    themselves (window and compressed records read by slot), without gathering them first."""
     def __init__(self, cfg: ModelConfig, window_blocks: int, compressed_blocks: int, block_size: int = 64, device="cpu",
-                 compressor: bool = False):
+                 compressor: bool = False, decode_in_place: bool = False):
         if (cfg.head_dim, cfg.rope_dim) != (KV.head_dim, KV.rope_dim):
             raise InputError(f"paged caches hold {KV.record_bytes}-byte records of {KV.head_dim} dims "
                              f"({KV.nope_dim} FP8 + {KV.rope_dim} bf16 RoPE); this model has {cfg.head_dim} with {cfg.rope_dim} RoPE")
         self.cfg, self.block_size, self.device, self.compressor = cfg, block_size, torch.device(device), compressor
+        self.decode_in_place = decode_in_place
         stride = KV.block_stride(block_size)
         self.window = BlockPool("window cache", window_blocks, block_size, stride, device)
         self.compressed = BlockPool("compressed cache", max(compressed_blocks, 1), block_size, stride, device)
 
     @classmethod
-    def sized_for(cls, cfg: ModelConfig, n_requests: int, capacity: int, block_size: int = 64, device="cpu",
-                  compressor: bool = False):
-        "Pools with room for `n_requests` requests of `capacity` tokens each."
+    def sized_for(cls, cfg: ModelConfig, n_requests: int, capacity: int, block_size: int = 64, device="cpu", **kw):
+        "Pools with room for `n_requests` requests of `capacity` tokens each (`kw`: `compressor`, `decode_in_place`)."
         win, comp = PagedRequestCache.columns(cfg, capacity, block_size)
-        return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device, compressor)
+        return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device, **kw)
 
     def new_cache(self, capacity: int, dtype=torch.float32) -> "PagedRequestCache":
         return PagedRequestCache(self, capacity, dtype)
@@ -232,6 +235,20 @@ class PagedRequestCache(RequestCache):
     def compressor_pages(self, i: int):
         st = self.states[i]
         return None if st is None else (st, self.pools.compressed.data, self.comp_table[i], self.pools.block_size)
+
+    @property
+    def decodes_in_place(self) -> bool: return self.pools.decode_in_place
+
+    def attend(self, i: int, src: int, q: torch.Tensor, win_mask: torch.Tensor, cmp_mask: torch.Tensor | None,
+               sink: torch.Tensor) -> torch.Tensor:
+        """One decode token's attention [1, heads, 512] on the pages: the window slots `win_mask` [1, window] marks
+        (ring order) and the entries of layer `src` `cmp_mask` [1, n] marks, as physical slots of the two pools."""
+        swa = self._slots(self.win_table[i], win_mask[0].nonzero().flatten())[None]
+        ent = cmp_mask[0].nonzero().flatten() if cmp_mask is not None else None
+        cmp = None if ent is None or not ent.numel() else self._slots(self.comp_table[src], ent)[None]
+        return sparse_attn_decode(q.bfloat16().contiguous(), self.pools.window.data, swa,
+                                  None if cmp is None else self.pools.compressed.data, cmp, sink.float().contiguous(),
+                                  self.pools.block_size, scale=KV.head_dim ** -0.5).float()
 
     def block_ids(self) -> dict[str, list[int]]:
         "The blocks this request holds, per pool."
