@@ -425,7 +425,8 @@ class Engine:
     def compress_v41(self, i: int, cache: RequestCache, x: torch.Tensor, P: torch.Tensor):
         """A Full layer's compressor over one request's chunk: closed entries into its cache, then their index keys,
         k_norm(wk(latent)), both RoPE'd at entry * ratio. In fp32, or with `bf16_latents` rounded as the release
-        rounds them (bf16 latent, bf16 wk output, bf16 key) through `ops.compressor`'s references."""
+        rounds them (bf16 latent, bf16 wk output, bf16 key) through `ops.compressor`'s references, or, where the
+        cache asks for it (`compressor_pages`), its `compress_and_insert` kernel straight into the pages."""
         cfg, c, ratio, ix = self.cfg, f"layers.{i}.attn.compressor.", self.cfg.compress_ratios[i], f"layers.{i}.attn.indexer."
         lc = cache.layers[i]
         if not self.bf16_latents:
@@ -439,12 +440,20 @@ class Engine:
         kv = self.lin(x, c + "wkv.weight")
         score = self.lin(x, c + "wgate.weight") if ratio > 1 else None              # ratio 1 has no gate
         qsl = torch.tensor([0, x.shape[0]], device=x.device)
-        out = compress_ref(kv, score, qsl, torch.zeros(1, dtype=torch.long, device=x.device), lc.state, lc.state.spec,
-                           self.W(c + "norm.weight"), cfg.rms_norm_eps)              # bf16 latents, not rotated
+        pages = cache.compressor_pages(i)
+        if pages is None:
+            out = compress_ref(kv, score, qsl, torch.zeros(1, dtype=torch.long, device=x.device), lc.state,
+                               lc.state.spec, self.W(c + "norm.weight"), cfg.rms_norm_eps)   # bf16 latents, not rotated
+        else:                                    # the same entries, pooled, rotated and quantized into their pages
+            state, k_cache, table, bs = pages
+            out = compress_and_insert(kv, score, qsl.int(), torch.zeros(1, dtype=torch.int32, device=x.device), state,
+                                      state.spec, self.W(c + "norm.weight").float().contiguous(), cfg.rms_norm_eps,
+                                      self.cos_sin(i, int(P[-1]) + 1), k_cache, table[None], bs,
+                                      max_query_len=x.shape[0])
         E = out.entry.numel()
         if not E: return
         cs = self.cos_sin(i, int(out.entry.max()) * ratio + 1)
-        cache.put_entries(i, lc.n_comp, compressed_rows_ref(out, ratio, cs))
+        if pages is None: cache.put_entries(i, lc.n_comp, compressed_rows_ref(out, ratio, cs))
         k_pre = (out.latent.float() @ self.W(ix + "wk.weight").float().T).to(torch.bfloat16)   # a bf16 GEMM
         lc.idx_keys[lc.n_comp:lc.n_comp + E] = indexer_key_ref(k_pre, self.W(ix + "k_norm.weight"), cfg.rms_norm_eps,
                                                                out.entry * ratio, cs).to(lc.idx_keys.dtype)

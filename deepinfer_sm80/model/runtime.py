@@ -159,7 +159,8 @@ class PagedCaches:
     compressed entries, shared by every layer and request, `block_size` slots a block. `new_cache` gives a request
     its block tables; the blocks themselves are taken as its tokens arrive and given back by `release`.
     `compressor=True`: V4's compressed entries (ratios 4 and 128) are pooled straight into their pages by
-    `compress_and_insert` (bf16 latents, so no longer bit-identical to the engine's fp32 compressor part).
+    `compress_and_insert` (bf16 latents, so no longer bit-identical to the engine's fp32 compressor part); so are
+    V4.1's Full layers' entries when the engine rounds its latents to bf16 (`bf16_latents`), as that kernel does.
     `decode_in_place=True`: with the FP8 attention kernel a decode step runs `sparse_attn_decode` on the pages
     themselves (window and compressed records read by slot), without gathering them first."""
     def __init__(self, cfg: ModelConfig, window_blocks: int, compressed_blocks: int, block_size: int = 64, device="cpu",
@@ -194,10 +195,11 @@ class PagedRequestCache(RequestCache):
         win, comp = self.columns(pools.cfg, capacity, bs)
         table = lambda n: torch.full((n,), -1, dtype=torch.int32, device=pools.device)
         self.win_table, self.comp_table = [table(n) for n in win], [table(n) for n in comp]
-        self.states = [CompressorState(compressor_spec(r), 1, pools.device)       # compress_and_insert's carried rows
-                       if pools.compressor and pools.cfg.generation == "v4" and r in (4, 128)
-                       and (r == 4) == pools.cfg.uses_topk(i) else None
-                       for i, r in enumerate(pools.cfg.compress_ratios)]
+        v4 = pools.cfg.generation == "v4"
+        self.states = [None if not pools.compressor else              # compress_and_insert's carried rows
+                       CompressorState(compressor_spec(r), 1, pools.device) if v4 and r in (4, 128)
+                       and (r == 4) == pools.cfg.uses_topk(i) else None if v4 else lc.state  # V4.1: Full layers'
+                       for i, (r, lc) in enumerate(zip(pools.cfg.compress_ratios, self.layers))]
 
     @staticmethod
     def columns(cfg: ModelConfig, capacity: int, bs: int) -> tuple[list[int], list[int]]:
