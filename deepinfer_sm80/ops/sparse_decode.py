@@ -629,6 +629,14 @@ def _mixed_sets(ctx, H=64):
     return sets, entries, nbytes
 
 
+def _decode_timings(ctx, sets):
+    "The plan, then decode, decode without bounds, same-plan floor, one-read floor and torch reference times."
+    plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE)
+    return (plan, _time_decode(ctx, sets, plan), _time_decode(ctx, sets, plan, bounds=False),
+            _time_decode(ctx, sets, plan, floor=True), _time_decode(ctx, sets, plan1, floor=True),
+            ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]]))
+
+
 @benchmark("sparse_decode", "sparse_attn_decode: 64 heads, 512 top-k + 128 window FP8 records per token")
 def _bench_sparse_decode(ctx):
     batches = [1, 6, 24, 256] if ctx.quick else [1, 2, 4, 6, 12, 24, 256]
@@ -637,12 +645,7 @@ def _bench_sparse_decode(ctx):
         k = f"{context // 1024}K"
         tag = "" if context == 65_536 else f", context={k}"    # one series per context: plotted against T
         sets = _decode_sets(ctx, T, context, requests=min(T, 16))     # beyond 16, tokens share requests' caches
-        plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE)
-        t = _time_decode(ctx, sets, plan)
-        tn = _time_decode(ctx, sets, plan, bounds=False)
-        tf = _time_decode(ctx, sets, plan, floor=True)
-        tf1 = _time_decode(ctx, sets, plan1, floor=True)
-        tb = ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]])
+        plan, t, tn, tf, tf1, tb = _decode_timings(ctx, sets)
         ctx.row(case=f"T={T} context={k}", x=T, series="decode vs torch" + tag, time_s=t, baseline_s=tb,
                 baseline="torch reference (dequantize, attend)", bytes=_decode_bytes(T, 64, 640),
                 flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T, context=context, splits=plan.splits, floor_s=tf,
@@ -659,12 +662,7 @@ def _bench_sparse_decode(ctx):
     if not ctx.quick:       # the mixed batch: bytes and FLOPs count the records it reads, floors on the same inputs
         sets, entries, nbytes = _mixed_sets(ctx)
         T = sets[0]["q"].shape[0]
-        plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE)
-        t = _time_decode(ctx, sets, plan)
-        tn = _time_decode(ctx, sets, plan, bounds=False)
-        tf = _time_decode(ctx, sets, plan, floor=True)
-        tf1 = _time_decode(ctx, sets, plan1, floor=True)
-        tb = ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]])
+        plan, t, tn, tf, tf1, tb = _decode_timings(ctx, sets)
         info = dict(tokens=T, requests=len(MIXED_DECODE_BATCH), pad_rows=MIXED_PAD_ROWS, entries=entries,
                     splits=plan.splits, flops=4 * entries * 64 * HEAD_DIM, bytes=nbytes)
         ctx.row(case=f"mixed batch T={T}", series="mixed batch", time_s=t, baseline_s=tb,
