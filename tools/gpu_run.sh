@@ -14,6 +14,10 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site:$PWD
 fi
+# TileLang (optional extra, absent there): a packed site folder carried as .carry/tl.tar.xz (ignored by git)
+if [ -f .carry/tl.tar.xz ]; then
+  mkdir -p /tmp/tl && tar xJf .carry/tl.tar.xz -C /tmp/tl && export PYTHONPATH=/tmp/tl:$PYTHONPATH
+fi
 LOG=$OUT/run.log
 SM80="env TRITON_OVERRIDE_ARCH=sm80 TRITON_CACHE_DIR=/tmp/triton-sm80"
 status=0
@@ -21,6 +25,7 @@ status=0
 step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$LOG"; "$@" 2>&1 | tee -a "$LOG"; local rc=${PIPESTATUS[0]}; [ $rc -ne 0 ] && status=1; echo "=== rc=$rc" | tee -a "$LOG"; tar czf "$OUT/results.tgz" -C "$DEEPINFER_RESULTS" .; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee -a "$LOG"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$LOG"
+python3 -c "import tilelang; print('tilelang', tilelang.__version__)" 2>&1 | tail -1 | tee -a "$LOG"
 if [ -z "${SKIP_CHECK:-}" ]; then
   step python3 -m deepinfer_sm80.cli check
   step $SM80 python3 -m deepinfer_sm80.cli check
