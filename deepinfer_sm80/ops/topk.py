@@ -14,9 +14,9 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['MAX_K', 'GPU_TILE', 'CPU_TILE', 'POOL_BLOCK', 'POOL_BLOCKS', 'topk_indices_ref', 'TopkTile', 'topk_indices',
-           'block_max_ref', 'candidate_blocks_ref', 'topk_indices_in_pool_ref', 'candidate_blocks',
-           'topk_indices_in_pool']
+__all__ = ['MAX_K', 'GPU_TILE', 'SEARCH_TILE', 'CPU_TILE', 'HIST_BITS', 'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES',
+           'topk_indices_ref', 'TopkTile', 'topk_indices', 'block_max_ref', 'candidate_blocks_ref',
+           'topk_indices_in_pool_ref', 'candidate_blocks', 'topk_indices_in_pool']
 
 # %% ../../nbs/03h_topk.ipynb #61cadde3
 MAX_K = 2048                  # largest k (and n_blocks) a call may ask for: 4k entries must fit one program
@@ -152,23 +152,62 @@ def _topk_select_kernel(
     pad = tl.arange(0, KP)
     tl.store(out_idx_ptr + base + pad, tl.full([KP], -1, tl.int32), mask=(pad >= tl.minimum(n_keep, K)) & (pad < K))
 
+
+@triton.jit(do_not_specialize=["n_cols"])
+def _topk_hist_kernel(src_ptr, src_stride, lengths_ptr, hist_ptr, n_cols, K: tl.constexpr, BLOCK: tl.constexpr,
+                      BITS: tl.constexpr, ALIGNED: tl.constexpr):
+    "Adds the histogram of the top BITS bits of a block's valid keys to its row's [2^BITS] int32 counts."
+    row = tl.program_id(0).to(tl.int64)
+    start = tl.program_id(1) * BLOCK
+    col = start + tl.arange(0, BLOCK)
+    if lengths_ptr is not None:
+        row_len = tl.minimum(tl.maximum(tl.load(lengths_ptr + row), 0), n_cols)
+    else:
+        row_len = n_cols
+    if (row_len > K) & (start < row_len):       # a row of at most K entries selects them all: no bound needed
+        valid = col < row_len
+        if ALIGNED:
+            fetch = col < tl.multiple_of(tl.minimum((row_len + 3) // 4 * 4, n_cols), 4)
+        else:
+            fetch = valid
+        x = tl.load(src_ptr + row * src_stride + col, mask=fetch, other=0.0)
+        digit = (_order_key(x) >> (32 - BITS)).to(tl.int32)
+        h = tl.histogram(digit, 1 << BITS, mask=valid)
+        bins = tl.arange(0, 1 << BITS)
+        tl.atomic_add(hist_ptr + row * (1 << BITS) + bins, h, mask=h > 0, sem="relaxed")
+
+
+@triton.jit
+def _topk_bound_kernel(hist_ptr, thr_ptr, K: tl.constexpr, BITS: tl.constexpr):
+    "Row bound from its histogram: the lowest key of the highest bin with >= K keys at or above it (else key 0)."
+    row = tl.program_id(0).to(tl.int64)
+    h = tl.load(hist_ptr + row * (1 << BITS) + tl.arange(0, 1 << BITS))
+    at_or_above = tl.sum(h, axis=0) - tl.cumsum(h, axis=0) + h        # keys in this bin or a higher one
+    b = tl.sum((at_or_above >= K).to(tl.int32), axis=0) - 1           # -1: the row has fewer than K keys
+    t = tl.where(b > 0, b.to(tl.uint32) << (32 - BITS), 0)
+    tl.store(thr_ptr + row, (t ^ 0x80000000).to(tl.int32, bitcast=True))
+
+
 # %% ../../nbs/03h_topk.ipynb #34ead454
 class TopkTile(NamedTuple):
-    "Entries per program (a power of two) and warps per program."
+    "Entries per program (a power of two), warps per program, and the bits of the row-bound histogram (0 = none)."
     block: int
     num_warps: int
+    hist_bits: int = 0
 
 
-GPU_TILE = TopkTile(4096, 8)      # 16 entries per thread: ~105 registers, two programs per SM
-CPU_TILE = TopkTile(4096, 4)      # the interpreter pays per program
+GPU_TILE = TopkTile(4096, 8, 10)        # 16 entries per thread; a 1,024-bin histogram bounds each long row first
+SEARCH_TILE = TopkTile(4096, 8, 0)      # the first kernel: no histogram, every block's bound from its own search
+CPU_TILE = TopkTile(4096, 4, 10)        # the interpreter pays per program
+HIST_BITS = (0, 8, 9, 10, 11)           # histogram widths a tile may ask for
 
 
 def _check_tile(config) -> TopkTile:
-    ok = isinstance(config, TopkTile) and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 and
-                                               v & (v - 1) == 0 for v in config)
+    ok = isinstance(config, TopkTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
+    ok = ok and all(v > 0 and v & (v - 1) == 0 for v in config[:2]) and config.hist_bits in HIST_BITS
     if not ok or not 256 <= config.block <= 16384 or config.num_warps > 16:
-        raise InputError(f"config: expected a TopkTile of powers of two (256 <= block <= 16384, num_warps <= 16), "
-                         f"got {config!r}")
+        raise InputError(f"config: expected a TopkTile of powers of two (256 <= block <= 16384, num_warps <= 16) "
+                         f"and hist_bits in {HIST_BITS}, got {config!r}")
     return config
 
 
@@ -180,7 +219,20 @@ def _levels(N: int, k: int, block: int) -> list[int]:
     return widths
 
 
-def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile):
+def _row_bound(scores, lengths, k, block, aligned, bits, hist=None):
+    "[R] int32 per-row lower bounds on the k-th key (as key ^ 2^31) from a histogram of the keys' top bits."
+    R, N = scores.shape
+    if hist is None:
+        hist = torch.zeros(R, 1 << bits, dtype=torch.int32, device=scores.device)
+        launch(_topk_hist_kernel, (R, triton.cdiv(N, block)), scores, scores.stride(0), lengths, hist, N, K=k,
+               BLOCK=block, BITS=bits, ALIGNED=aligned, num_warps=8 if block >= 4096 else 4, num_stages=1)
+    thr = torch.empty(R, dtype=torch.int32, device=scores.device)
+    launch(_topk_bound_kernel, (R,), hist, thr, K=k, BITS=hist.shape[1].bit_length() - 1, num_warps=4,
+           num_stages=1)
+    return thr
+
+
+def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=None):
     R, N = scores.shape
     # each level keeps k of `block` entries: 4k per program shrinks a row 4x per level; for k > 1024 (the
     # 2,048-block candidate pool) 4k entries need more than the 128 registers of a 16-warp program, so such
@@ -188,9 +240,14 @@ def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile):
     block = max(cfg.block, triton.next_power_of_2(4 * k if k <= 1024 else 2 * k))
     num_warps = min(16, cfg.num_warps * block // cfg.block)
     widths = _levels(N, k, block)
-    thr = None if len(widths) == 1 else torch.full((R,), -2**31, dtype=torch.int32, device=scores.device)   # key 0
+    aligned = flags is None and N % 4 == 0 and (R == 1 or scores.stride(0) % 4 == 0)
+    if len(widths) == 1:
+        thr = None
+    elif flags is None and (cfg.hist_bits or hist is not None):      # (a pool-masked call keeps the searches)
+        thr = _row_bound(scores, lengths, k, block, aligned, cfg.hist_bits, hist)
+    else:
+        thr = torch.full((R,), -2**31, dtype=torch.int32, device=scores.device)   # key 0
     src, src_stride, idx = scores, scores.stride(0), None
-    aligned = flags is None and N % 4 == 0 and (R == 1 or src_stride % 4 == 0)
     for level, w in enumerate(widths):
         final, first = level == len(widths) - 1, level == 0
         if final:
@@ -403,6 +460,8 @@ def _topk_aot_examples():
         for N in (2048, 1 << 14, 1 << 16, 1 << 18, 1 << 20):     # 2,048: a row that is one program
             topk_indices(torch.empty(R, N, device=meta), DSV41.topk, lens)
         topk_indices(torch.empty(R, 1 << 20, device=meta), 1024, lens)
+        for tile in (SEARCH_TILE, TopkTile(4096, 8, 11), TopkTile(8192, 16, 10)):     # tune variants
+            topk_indices(torch.empty(R, 1 << 20, device=meta), DSV41.topk, lens, config=tile)
         s = torch.empty(R, 1 << 19, device=meta)
         pool = candidate_blocks(s, lens)
         topk_indices_in_pool(s, pool, DSV41.topk, lens)
@@ -429,16 +488,25 @@ def _bench_topk(ctx):
                     baseline="torch.topk (sorted=False)", bytes=nbytes, R=R, N=N, k=DSV41.topk)
 
 
-@benchmark("topk_tune", "TopkTile sweep of topk_indices (k = 512) at batch 1 x 1M, 64 x 64K and 64 x 1M")
+TUNE_TILES = (SEARCH_TILE, TopkTile(2048, 4), TopkTile(8192, 16),            # searches only (the first kernel)
+              TopkTile(4096, 8, 8), GPU_TILE, TopkTile(4096, 8, 11), TopkTile(2048, 4, 10), TopkTile(8192, 8, 10),
+              TopkTile(8192, 16, 10))
+
+
+@benchmark("topk_tune", "TopkTile sweep of topk_indices (k = 512): searches only vs the histogram bound, "
+           "batch 1 and 64 x 16K..1M, vs torch.topk")
 def _bench_topk_tune(ctx):
-    ctx.x_label = "entries per program"
-    tiles = (TopkTile(2048, 4), TopkTile(4096, 4), TopkTile(4096, 8), TopkTile(8192, 8), TopkTile(8192, 16))
-    for R, N in ((1, 1 << 20), (64, 1 << 16), (64, 1 << 20)):
-        sets = [_bench_rows(R, N, ctx.device) for _ in range(ctx.n_sets(4 * R * N))]
-        for tile in tiles:
-            t = ctx.time([(lambda s=s: topk_indices(s, DSV41.topk, config=tile)) for s in sets])
-            ctx.row(case=f"{R}x{N} {tuple(tile)}", x=tile.block, series=f"{R}x{N} warps={tile.num_warps}",
-                    time_s=t, bytes=4 * R * N, tile=tuple(tile), default=tile == GPU_TILE)
+    ctx.x_label = "row entries N"
+    sizes = (1 << 14, 1 << 20) if ctx.quick else (1 << 14, 1 << 16, 1 << 18, 1 << 20)
+    for R in (1, 64):
+        for N in sizes:
+            sets = [_bench_rows(R, N, ctx.device) for _ in range(ctx.n_sets(4 * R * N))]
+            tb = ctx.time([(lambda s=s: torch.topk(s, DSV41.topk, dim=1, sorted=False)) for s in sets])
+            for tile in TUNE_TILES:
+                t = ctx.time([(lambda s=s: topk_indices(s, DSV41.topk, config=tile)) for s in sets])
+                ctx.row(case=f"{R}x{N} {tuple(tile)}", x=N, series=f"batch {R} {tuple(tile)}", time_s=t,
+                        baseline_s=tb, baseline="torch.topk (sorted=False)", bytes=4 * R * N, R=R, N=N,
+                        tile=tuple(tile), default=tile == GPU_TILE)
 
 
 @benchmark("candidate_pool", "candidate_blocks (2,048 blocks of 8) and topk_indices_in_pool (top-512) vs torch")
