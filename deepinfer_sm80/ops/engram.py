@@ -608,18 +608,20 @@ def _engram_aot_examples():
         engram_update(res, kv, w, w, 1e-20, token_mask=torch.empty(T, dtype=torch.bool, device=meta))
 
 
-def _timed_main_stream(main, start=None, reps: int = 20) -> float:
-    "Median seconds of `main()` on the current stream, measured by events on that stream, after `start()` each time."
-    times = []
-    for _ in range(reps + 2):
-        pending = start() if start else None
+def _timed_main_stream(main, start=None, reps: int = 20) -> tuple[float, float]:
+    """Median seconds of `main()` on the current stream alone and after `start()` (which launches side work),
+    measured by events on that stream, the two kinds of rep interleaved so drift affects both alike."""
+    times = {False: [], True: []}
+    for i in range(2 * reps + 4):
+        side = start is not None and i % 2 == 1
+        pending = start() if side else None
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record(); main(); e1.record()
         if pending is not None: pending.wait()
         torch.cuda.synchronize()
-        times.append(e0.elapsed_time(e1) / 1e3)
-    times = sorted(times[2:])
-    return times[len(times) // 2]
+        if i >= 4: times[side].append(e0.elapsed_time(e1) / 1e3)
+    med = lambda ts: sorted(ts)[len(ts) // 2] if ts else float("nan")
+    return med(times[False]), med(times[True])
 
 
 def _host_table(nbytes: int, D: int):
@@ -632,13 +634,23 @@ def _host_table(nbytes: int, D: int):
 
 
 def _main_workload(T: int, H: int, device):
-    "Main-stream work to overlap with: a chain of 8 [max(T, 64), H] x [H, H] bf16 GEMMs."
+    """Main-stream work to overlap with: a chain of 8 [max(T, 64), H] x [H, H] bf16 GEMMs, replayed from a CUDA
+    graph as an engine replays its step, so the host's launch time stays out of the measurement (launched one by
+    one from Python, small GEMMs wait on the host, and any host work of the prefetch shows up as a slowdown)."""
     x = torch.randn(max(T, 64), H, device=device).bfloat16()
     w = (torch.randn(H, H, device=device) * H ** -0.5).bfloat16()
-    def main():
+    def chain():
         y = x
         for _ in range(8): y = y @ w
-    return main
+    s = torch.cuda.Stream(device)
+    s.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(s):
+        chain()                                   # warm-up (cuBLAS handles, workspaces) outside the capture
+    torch.cuda.current_stream(device).wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        chain()
+    return g.replay
 
 
 @benchmark("engram", "Engram lookup from pinned host memory vs a pinned H2D copy; device-table lookup, hash, "
@@ -682,8 +694,7 @@ def _bench_engram(ctx):
         ctx.row(case=f"update T={T}", x=T, series="gate + update", time_s=t, baseline_s=tb,
                 bytes=T * H * 2 * (4 + 5 + 4), T=T)
         main = _main_workload(T, H, dev)
-        t_alone = _timed_main_stream(main)
-        t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s))
+        t_alone, t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s))
         ctx.row(case=f"main stream T={T}", x=T, series="main stream with prefetch / alone", time_s=t_with,
                 baseline_s=t_alone, baseline="main stream alone", main_slowdown=t_with / t_alone - 1, T=T)
         del src, dst
@@ -708,11 +719,10 @@ def _bench_engram_tune(ctx):
             ctx.row(case=f"T={T} tile={tuple(tile)[:2]}", x=T, series=f"T={T} tiles", time_s=t, bytes=row_bytes,
                     tile=tuple(tile), default=tile == DEFAULT_LOOKUP_TILE, T=T)
         main = _main_workload(T, H, dev)
-        t_alone = _timed_main_stream(main)
         for share in (1, 2, 4, 8, 16):
             cap = max(1, sms // share)
             t = ctx.time([lambda: engram_lookup(ids, host_t, host_s, validate=False, max_programs=cap)])
-            t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s, max_programs=cap))
+            t_alone, t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s, max_programs=cap))
             ctx.row(case=f"T={T} programs={cap}", x=T, series=f"T={T} grid caps", time_s=t, bytes=row_bytes,
                     programs=cap, prefetch_share=share, main_slowdown=t_with / t_alone - 1,
                     default=share == DEFAULT_LOOKUP_TILE.prefetch_share, T=T)
