@@ -13,15 +13,17 @@ from .. import core as _core
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
 from .fp8 import e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32
+from .topk import CPU_TILE as TOPK_CPU_TILE, GPU_TILE as TOPK_GPU_TILE, _order_key, _run_topk
 from .topk import topk_indices, topk_indices_in_pool, topk_indices_ref, topk_indices_in_pool_ref
 import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'IndexerKeyLayout',
-           'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache',
-           'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries',
-           'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'indexer_topk_prefill', 'indexer_topk_decode']
+__all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_TUNE_TILES',
+           'IndexerKeyLayout', 'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref',
+           'check_indexer_cache', 'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref',
+           'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'DecodeTile',
+           'indexer_topk_prefill', 'indexer_topk_decode']
 
 # %% ../../nbs/03g_indexer.ipynb #075c7c81
 @dataclass(frozen=True)
@@ -146,7 +148,7 @@ class IndexerTile(NamedTuple):
 
 
 PREFILL_TILE = IndexerTile(64, 64, 4, 2)
-DECODE_TILE = IndexerTile(32, 64, 4, 2)         # block_t: the 32 heads are the rows
+DECODE_TILE_V1 = IndexerTile(32, 64, 4, 2)      # the first decode kernel (block_t: the 32 heads are the rows)
 PREFILL_BUFFER_BYTES = 1 << 28                  # bound on the [T, k + chunk] fp32 score buffer of a prefill
 INDEXER_HEADS = (16, 32, 64)                    # V4.1 has 32 heads, V4 64; decode needs >= 16 rows for mma
 
@@ -211,12 +213,65 @@ def _indexer_decode_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride,
         w = tl.load(w_ptr + b * H + hh)
         tl.store(out_ptr + b * out_stride + n, tl.sum(s * w[:, None], axis=0), mask=n < lim)
 
+# %% ../../nbs/03g_indexer.ipynb #d3c0de02
+class DecodeTile(NamedTuple):
+    "Keys per tile, tiles per program, warps, pipeline stages and row-bound histogram bits of the decode kernel."
+    block_n: int
+    tiles: int
+    num_warps: int
+    num_stages: int
+    hist_bits: int = 10
+
+
+DECODE_TILE = DecodeTile(64, 8, 4, 2, 10)        # 512 keys (66 KB of records) per program
+
+
+@triton.jit(do_not_specialize=["bt_stride", "out_stride"])
+def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride,
+                                hist_ptr, block_stride, K, H: tl.constexpr, DIM: tl.constexpr,
+                                BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr,
+                                TILES: tl.constexpr, BITS: tl.constexpr, F32: tl.constexpr):
+    b = tl.program_id(0).to(tl.int64)
+    start = tl.program_id(1) * (TILES * BLOCK_N)
+    lim = tl.load(lens_ptr + b)
+    if start < lim:
+        hh = tl.arange(0, H)
+        q = tl.load(q_ptr + (b * H + hh[:, None]) * DIM + tl.arange(0, DIM)[None, :])
+        if F32:
+            q = q.to(tl.float32)
+        w = tl.load(w_ptr + b * H + hh)
+        counts = tl.zeros([1 << BITS], tl.int32)
+        for i in range(TILES):
+            n = start + i * BLOCK_N + tl.arange(0, BLOCK_N)
+            kt, scale = _decode_key_tile(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
+                                         SCALE_BYTES, F32)
+            s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                      # [H, BLOCK_N]
+            sc = tl.sum(s * w[:, None], axis=0)
+            tl.store(out_ptr + b * out_stride + n, sc, mask=n < lim)
+            if hist_ptr is not None:
+                counts += tl.histogram((_order_key(sc) >> (32 - BITS)).to(tl.int32), 1 << BITS, mask=n < lim)
+        if hist_ptr is not None:
+            if lim > K:                       # a request of at most K entries selects them all
+                tl.atomic_add(hist_ptr + b * (1 << BITS) + tl.arange(0, 1 << BITS), counts, mask=counts > 0,
+                              sem="relaxed")
+
 # %% ../../nbs/03g_indexer.ipynb #eda1ecbe
 def _check_tile(config, name="config") -> IndexerTile:
     if not isinstance(config, IndexerTile) or not all(isinstance(v, int) and v > 0 for v in config):
         raise InputError(f"{name}: expected an IndexerTile of positive ints, got {config!r}")
     if any(v & (v - 1) for v in config[:2]) or config.block_t < 16 or config.block_n < 16:
         raise InputError(f"{name}: block_t and block_n must be powers of two >= 16, got {config}")
+    return config
+
+
+def _check_decode_tile(config):
+    if isinstance(config, IndexerTile):
+        return _check_tile(config)
+    ok = isinstance(config, DecodeTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
+    if not ok or any(v <= 0 or v & (v - 1) for v in config[:3]) or config.block_n < 16 or config.num_stages < 1 \
+            or config.hist_bits not in (0, 8, 9, 10, 11):
+        raise InputError(f"config: expected an IndexerTile or a DecodeTile (block_n, tiles, num_warps powers of two, "
+                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11), got {config!r}")
     return config
 
 
@@ -337,10 +392,10 @@ def indexer_topk_decode(
     pool: torch.Tensor | None = None,    # [B, P] int32 candidate blocks, -1 = none
     pool_block: int = 8,
     scores_out: torch.Tensor | None = None,   # optional [B, max_blocks * block_size] fp32 workspace
-    config: IndexerTile | None = None,
+    config: DecodeTile | IndexerTile | None = None,    # DecodeTile: the histogram kernel; IndexerTile: the first
 ) -> torch.Tensor:
     "Each request's best min(k, n_entries) compressed entries over its paged keys, ascending then -1."
-    if config is not None: _check_tile(config)
+    if config is not None: _check_decode_tile(config)
     _check_qw(q, weights)
     B = q.shape[0]
     check_tensor("n_entries", n_entries, dtype=torch.int32, shape=(B,))
@@ -369,11 +424,26 @@ def indexer_topk_decode(
         scores_out = torch.empty(B, cap, dtype=torch.float32, device=q.device)
     else:
         check_tensor("scores_out", scores_out, dtype=torch.float32, shape=(B, cap))
-    if B:
+    if B and isinstance(cfg, IndexerTile):
         launch(_indexer_decode_kernel, (B, triton.cdiv(cap, cfg.block_n)), q, weights, n_entries, k_cache,
                block_table, block_table.stride(0), scores_out, scores_out.stride(0), k_cache.shape[1],
                H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
                BLOCK_N=cfg.block_n, F32=_core.interpreting(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    elif B and cap:
+        topk_tile = TOPK_CPU_TILE if _core.interpreting() else TOPK_GPU_TILE
+        # the bound pays off only when the row needs more than one selection program
+        hist = None
+        if pool is None and cfg.hist_bits and cap > max(topk_tile.block, triton.next_power_of_2(4 * k)):
+            hist = torch.zeros(B, 1 << cfg.hist_bits, dtype=torch.int32, device=q.device)
+        span = cfg.block_n * cfg.tiles
+        launch(_indexer_decode_hist_kernel, (B, triton.cdiv(cap, span)), q, weights, n_entries, k_cache,
+               block_table, block_table.stride(0), scores_out, scores_out.stride(0), hist, k_cache.shape[1], k,
+               H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
+               BLOCK_N=cfg.block_n, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), F32=_core.interpreting(),
+               num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        if hist is not None:
+            out = torch.empty(B, k, dtype=torch.int32, device=q.device)
+            return _run_topk(scores_out, n_entries, k, None, 1, out, topk_tile, hist=hist)
     if pool is None:
         return topk_indices(scores_out, k, n_entries)
     return topk_indices_in_pool(scores_out, pool, k, n_entries, pool_block)
@@ -417,6 +487,10 @@ def _indexer_selftest(device) -> str:
     return f"64 tokens x 3,000 keys: scores rel. error {err:.1e}, top-512 sets agree on {agree:.4f}"
 
 
+DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16, 4, 2), DecodeTile(128, 4, 8, 2),
+                     DecodeTile(64, 8, 4, 3), DecodeTile(64, 8, 4, 2, 0))
+
+
 @aot_examples
 def _indexer_aot_examples():
     meta = torch.device("meta")
@@ -428,9 +502,10 @@ def _indexer_aot_examples():
                              torch.empty(1 << 13, dtype=torch.int32, device=meta), B, 1)
     for R, H in ((1, 32), (64, 32), (64, 64)):
         q = torch.empty(R, H, 128, dtype=torch.bfloat16, device=meta)
-        indexer_topk_decode(q, torch.empty(R, H, device=meta), torch.empty(R, dtype=torch.int32, device=meta),
-                            torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
-                            torch.empty(R, 1 << 13, dtype=torch.int32, device=meta), B)
+        for cfg in (None,) + DECODE_TUNE_TILES:
+            indexer_topk_decode(q, torch.empty(R, H, device=meta), torch.empty(R, dtype=torch.int32, device=meta),
+                                torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
+                                torch.empty(R, 1 << 13, dtype=torch.int32, device=meta), B, config=cfg)
 
 
 @benchmark("indexer_prefill", "indexer_topk_prefill: T tokens of one request, ratio 1 (N = T causal keys), top-512")
@@ -468,5 +543,41 @@ def _bench_indexer_decode(ctx):
             n = torch.full((R,), N, dtype=torch.int32, device=ctx.device)
             ws = torch.empty(R, bt.shape[1] * B, device=ctx.device)
             t = ctx.time([lambda: indexer_topk_decode(q, w, n, cache, bt, B, scores_out=ws)])
-            ctx.row(case=f"batch {R} N={N}", x=N, series=f"batch {R}", time_s=t, bytes=R * N * IDX_K.record_bytes,
-                    R=R, N=N)
+            t1 = ctx.time([lambda: indexer_topk_decode(q, w, n, cache, bt, B, scores_out=ws, config=DECODE_TILE_V1)])
+            ctx.row(case=f"batch {R} N={N}", x=N, series=f"batch {R}", time_s=t, baseline_s=t1,
+                    baseline="first decode kernel (DECODE_TILE_V1)", bytes=R * N * IDX_K.record_bytes, R=R, N=N)
+
+
+@benchmark("indexer_decode_tune", "indexer_topk_decode configs (first kernel and DecodeTile sweep), score + top-512 "
+           "and scores alone, batch 1 x 64K/512K and 64 x 64K")
+def _bench_indexer_decode_tune(ctx):
+    ctx.x_label = "compressed entries N"
+    B = 64
+    for R, N in ((1, 1 << 16), (1, 1 << 19), (64, 1 << 16)):
+        cache, bt1 = _random_key_cache(N, B, ctx.device)
+        bt = bt1[None].expand(R, -1).contiguous()
+        q = torch.randn(R, 32, 128, device=ctx.device).bfloat16()
+        w = torch.randn(R, 32, device=ctx.device)
+        n = torch.full((R,), N, dtype=torch.int32, device=ctx.device)
+        ws = torch.empty(R, bt.shape[1] * B, device=ctx.device)
+        nbytes = R * N * IDX_K.record_bytes
+        for cfg in DECODE_TUNE_TILES:
+            t = ctx.time([lambda: indexer_topk_decode(q, w, n, cache, bt, B, scores_out=ws, config=cfg)])
+            ctx.row(case=f"{R}x{N} {tuple(cfg)}", x=N, series=f"batch {R} {tuple(cfg)}", time_s=t, bytes=nbytes,
+                    R=R, N=N, tile=tuple(cfg), default=cfg == DECODE_TILE, part="score + select")
+            if isinstance(cfg, IndexerTile):
+                run = lambda: launch(_indexer_decode_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n)), q, w, n,
+                                     cache, bt, bt.stride(0), ws, ws.stride(0), cache.shape[1], H=32, DIM=128,
+                                     BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, F32=False,
+                                     num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+            else:
+                hist = torch.zeros(R, 1 << max(cfg.hist_bits, 1), dtype=torch.int32, device=ctx.device)
+                run = lambda: launch(_indexer_decode_hist_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n * cfg.tiles)),
+                                     q, w, n, cache, bt, bt.stride(0), ws, ws.stride(0),
+                                     hist if cfg.hist_bits else None, cache.shape[1], DSV41.topk, H=32, DIM=128,
+                                     BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, TILES=cfg.tiles,
+                                     BITS=max(cfg.hist_bits, 1), F32=False, num_warps=cfg.num_warps,
+                                     num_stages=cfg.num_stages)
+            t = ctx.time([run])
+            ctx.row(case=f"scores {R}x{N} {tuple(cfg)}", x=N, series=f"scores batch {R} {tuple(cfg)}", time_s=t,
+                    bytes=nbytes, R=R, N=N, tile=tuple(cfg), part="scores")
