@@ -19,11 +19,11 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_TUNE_TILES',
-           'IndexerKeyLayout', 'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref',
-           'check_indexer_cache', 'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref',
-           'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'DecodeTile',
-           'indexer_topk_prefill', 'indexer_topk_decode']
+__all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'PREFILL_V1',
+           'PREFILL', 'PREFILL_TUNE', 'DECODE_TUNE_TILES', 'IndexerKeyLayout', 'indexer_key_rows',
+           'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache', 'insert_indexer_k_ref',
+           'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref',
+           'IndexerTile', 'DecodeTile', 'indexer_topk_decode', 'PrefillConfig', 'indexer_topk_prefill']
 
 # %% ../../nbs/03g_indexer.ipynb #075c7c81
 @dataclass(frozen=True)
@@ -309,77 +309,6 @@ def _finish(idx: torch.Tensor, vals: torch.Tensor) -> torch.Tensor:
     return key.sort(1).values.masked_fill_(key.sort(1).values == torch.iinfo(torch.int32).max, -1).to(torch.int32)
 
 
-def indexer_topk_prefill(
-    q: torch.Tensor,                     # [T, H, 128] bf16 index queries (RoPE'd) of one request, H = 32 or 64
-    weights: torch.Tensor,               # [T, H] fp32 head weights (indexer_weights_ref of weights_proj)
-    positions: torch.Tensor,             # [T] int32/int64 absolute positions of the tokens
-    k_cache: torch.Tensor,               # [blocks, block_size * 132] uint8 indexer key cache
-    block_table: torch.Tensor,           # [max_blocks] int32 the request's physical blocks
-    block_size: int,
-    ratio: int,                          # the layer's compress ratio: entry s is visible from p when s < (p+1)//ratio
-    k: int = DSV41.topk,
-    *,
-    pool: torch.Tensor | None = None,    # [T, P] int32 candidate blocks (Reindex layers), -1 = none
-    pool_block: int = 8,
-    chunk: int | None = None,            # keys per scoring chunk (default: the buffer bound / T)
-    config: IndexerTile | None = None,
-) -> torch.Tensor:
-    "Each token's best min(k, (p+1)//ratio) compressed entries, ascending then -1, scoring keys chunk by chunk."
-    if config is not None: _check_tile(config)
-    _check_qw(q, weights)
-    _check_ratio(ratio)
-    T = q.shape[0]
-    check_tensor("positions", positions, dtype=(torch.int32, torch.int64), shape=(T,))
-    check_indexer_cache("k_cache", k_cache, block_size)
-    check_tensor("block_table", block_table, dtype=torch.int32, ndim=1)
-    if pool is not None:
-        check_tensor("pool", pool, dtype=torch.int32, ndim=2)
-        if pool.shape[0] != T: raise InputError(f"pool: expected {T} rows, got {pool.shape[0]}")
-    backend = select_backend(q, weights, positions, k_cache, block_table, pool)
-    n_row = torch.div(positions.long() + 1, ratio, rounding_mode="floor")
-    N = int(n_row.max()) if T and backend != "record" else (block_table.numel() * block_size if T else 0)
-    if N > block_table.numel() * block_size:
-        raise InputError(f"positions: a token sees {N} compressed entries, but the block table holds "
-                         f"{block_table.numel() * block_size}")
-    used = block_table[:triton.cdiv(N, block_size)]
-    if backend != "record" and used.numel() and (int(used.min()) < 0 or int(used.max()) >= k_cache.shape[0]):
-        raise InputError(f"block_table: block ids must lie in [0, {k_cache.shape[0]}) (the cache's blocks)")
-    if backend == "torch" or T == 0:
-        keys = gather_indexer_k_ref(k_cache, block_table, N, block_size)
-        return indexer_topk_ref(q, weights, keys, positions, ratio, k, pool, pool_block)
-    cfg = config or PREFILL_TILE
-    C = chunk or max(k, min(1 << 16, PREFILL_BUFFER_BYTES // (4 * max(T, 1)) - k))
-    C = max(cfg.block_n, triton.cdiv(C, cfg.block_n) * cfg.block_n)
-    buf = torch.full((T, k + C), float("-inf"), dtype=torch.float32, device=q.device)
-    run_idx = torch.full((T, k), -1, dtype=torch.int32, device=q.device)
-    if backend == "record":
-        launch(_indexer_scores_kernel, (triton.cdiv(T, cfg.block_t), triton.cdiv(C, cfg.block_n)), q, weights,
-               positions, k_cache, block_table, buf[:, k:], T, 0, C, buf.stride(0), k_cache.shape[1], ratio,
-               H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
-               BLOCK_T=cfg.block_t, BLOCK_N=cfg.block_n, F32=False, num_warps=cfg.num_warps,
-               num_stages=cfg.num_stages)
-        return run_idx
-    f32 = _core.interpreting()
-    for c0 in range(0, N, C):
-        Cc = min(C, N - c0)
-        launch(_indexer_scores_kernel, (triton.cdiv(T, cfg.block_t), triton.cdiv(Cc, cfg.block_n)), q, weights,
-               positions, k_cache, block_table, buf[:, k:], T, c0, Cc, buf.stride(0), k_cache.shape[1], ratio,
-               H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
-               BLOCK_T=cfg.block_t, BLOCK_N=cfg.block_n, F32=f32, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-        if pool is not None:
-            buf[:, k:k + Cc].masked_fill_(~_pool_member(pool, c0, Cc, pool_block), float("-inf"))
-        sel = topk_indices(buf[:, :k + Cc], k).long()                     # positions in the buffer
-        ok = sel >= 0
-        sel0 = sel.clamp_min(0)
-        new_idx = torch.where(sel0 < k, run_idx.long().gather(1, sel0.clamp(max=k - 1)), c0 + sel0 - k)
-        new_val = buf.gather(1, sel0)
-        run_idx = torch.where(ok, new_idx, -1).to(torch.int32)
-        buf[:, :k] = torch.where(ok, new_val, float("-inf"))
-    out = _finish(run_idx, buf[:, :k])
-    small = n_row <= k
-    return torch.where(small[:, None], _select_all(n_row.to(torch.int32), k), out)
-
-
 def indexer_topk_decode(
     q: torch.Tensor,                     # [B, H, 128] bf16 index queries, one decode token per request
     weights: torch.Tensor,               # [B, H] fp32 head weights
@@ -448,6 +377,178 @@ def indexer_topk_decode(
         return topk_indices(scores_out, k, n_entries)
     return topk_indices_in_pool(scores_out, pool, k, n_entries, pool_block)
 
+# %% ../../nbs/03g_indexer.ipynb #e9a1c002
+class PrefillConfig(NamedTuple):
+    "How `indexer_topk_prefill` works: the scoring tile, and chunks of query rows (`rows`) or of keys (the first method)."
+    tile: IndexerTile
+    rows: bool = True
+
+
+PREFILL_V1 = PrefillConfig(PREFILL_TILE, rows=False)            # key chunks, running top-k, every tile scored
+PREFILL = PrefillConfig(IndexerTile(128, 64, 8, 3))            # row chunks, causal tiles only, one top-k per chunk
+PREFILL_TUNE = {"v1": PREFILL_V1, "rows 128x64 w8 s3": PREFILL,
+                "rows 64x64 w4 s2": PrefillConfig(IndexerTile(64, 64, 4, 2)),
+                "rows 64x128 w4 s2": PrefillConfig(IndexerTile(64, 128, 4, 2)),
+                "rows 128x64 w4 s3": PrefillConfig(IndexerTile(128, 64, 4, 3)),
+                "rows 128x128 w8 s2": PrefillConfig(IndexerTile(128, 128, 8, 2))}
+
+
+@triton.jit(do_not_specialize=["r0", "r1", "n_cols", "out_stride", "ratio"])
+def _indexer_prefill_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, r0, r1, n_cols, out_stride,
+                            block_stride, ratio, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
+                            SCALE_BYTES: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_N: tl.constexpr,
+                            F32: tl.constexpr):
+    "Scores of query rows r0..r1-1 (out row t - r0) against keys 0..n_cols-1; only causal scores are written."
+    t = r0 + tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    t_ok = t < r1
+    lim = tl.where(t_ok, (tl.load(pos_ptr + t, mask=t_ok, other=0).to(tl.int64) + 1) // ratio, 0)
+    n_first = tl.program_id(1) * BLOCK_N
+    if n_first < tl.max(lim, axis=0):                 # a tile no row of the block sees is skipped
+        n = n_first + tl.arange(0, BLOCK_N)
+        kt, scale = _decode_key_tile(cache_ptr, bt_ptr, n, n_cols, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, F32)
+        d = tl.arange(0, DIM)
+        tq = t.to(tl.int64)
+        acc = tl.zeros([BLOCK_T, BLOCK_N], tl.float32)
+        for h in range(H):
+            q = tl.load(q_ptr + (tq[:, None] * H + h) * DIM + d[None, :], mask=t_ok[:, None], other=0.0)
+            if F32:
+                q = q.to(tl.float32)
+            s = tl.dot(q, kt)
+            w = tl.load(w_ptr + tq * H + h, mask=t_ok, other=0.0)
+            acc += tl.maximum(s, 0.0) * w[:, None]
+        acc = acc * scale[None, :]                    # a power of two > 0: ReLU(s) * w * scale = ReLU(s * scale) * w
+        ok = t_ok[:, None] & (n[None, :] < lim[:, None])
+        tl.store(out_ptr + (tq - r0)[:, None] * out_stride + n[None, :], acc, mask=ok)
+
+
+def _prefill_key_chunks(q, weights, positions, n_row, N, k_cache, block_table, block_size, ratio, k, pool,
+                        pool_block, chunk, tile, record):
+    "The first method: key chunks of C, each scored for every row and merged into a running top-k ([T, k + C])."
+    T = q.shape[0]
+    C = chunk or max(k, min(1 << 16, PREFILL_BUFFER_BYTES // (4 * max(T, 1)) - k))
+    C = max(tile.block_n, triton.cdiv(C, tile.block_n) * tile.block_n)
+    buf = torch.full((T, k + C), float("-inf"), dtype=torch.float32, device=q.device)
+    run_idx = torch.full((T, k), -1, dtype=torch.int32, device=q.device)
+    f32 = _core.interpreting()
+    for c0 in range(0, N, C):
+        Cc = min(C, N - c0)
+        launch(_indexer_scores_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(Cc, tile.block_n)), q, weights,
+               positions, k_cache, block_table, buf[:, k:], T, c0, Cc, buf.stride(0), k_cache.shape[1], ratio,
+               H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
+               BLOCK_T=tile.block_t, BLOCK_N=tile.block_n, F32=f32, num_warps=tile.num_warps,
+               num_stages=tile.num_stages)
+        if record:
+            return run_idx
+        if pool is not None:
+            buf[:, k:k + Cc].masked_fill_(~_pool_member(pool, c0, Cc, pool_block), float("-inf"))
+        sel = topk_indices(buf[:, :k + Cc], k).long()                     # positions in the buffer
+        ok = sel >= 0
+        sel0 = sel.clamp_min(0)
+        new_idx = torch.where(sel0 < k, run_idx.long().gather(1, sel0.clamp(max=k - 1)), c0 + sel0 - k)
+        new_val = buf.gather(1, sel0)
+        run_idx = torch.where(ok, new_idx, -1).to(torch.int32)
+        buf[:, :k] = torch.where(ok, new_val, float("-inf"))
+    return _finish(run_idx, buf[:, :k])
+
+
+def _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, block_table, block_size, ratio, k,
+                        pool, pool_block, chunk, tile, record, select=True):
+    "Row chunks of Tc tokens: causal scores [Tc, Nc] (Nc: the chunk's most entries), then one top-k with row lengths."
+    T, G = q.shape[0], tile.block_t
+    Tc = chunk or PREFILL_BUFFER_BYTES // (4 * max(N, 1))
+    Tc = max(G, Tc // G * G)
+    out = torch.full((T, k), -1, dtype=torch.int32, device=q.device)
+    lens = n_row.clamp(0, N).to(torch.int32)
+    per = Tc // G
+    ncols = [max(group_max[i:i + per], default=0) for i in range(0, len(group_max), per)]
+    width = triton.cdiv(max(ncols, default=0), 64) * 64               # row stride: 256-byte rows
+    buf = torch.empty(min(T, Tc) * width, dtype=torch.float32, device=q.device)
+    f32 = _core.interpreting()
+    for c, r0 in enumerate(range(0, T, Tc)):
+        r1, Nc = min(T, r0 + Tc), ncols[c]
+        if Nc == 0:
+            continue
+        sc = buf[:(r1 - r0) * width].view(r1 - r0, width)[:, :Nc]
+        launch(_indexer_prefill_kernel, (triton.cdiv(r1 - r0, G), triton.cdiv(Nc, tile.block_n)), q, weights,
+               positions, k_cache, block_table, sc, r0, r1, Nc, width, k_cache.shape[1], ratio, H=q.shape[1],
+               DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes, BLOCK_T=G,
+               BLOCK_N=tile.block_n, F32=f32, num_warps=tile.num_warps, num_stages=tile.num_stages)
+        if record:
+            break
+        if not select:                                # the scores alone (a benchmark)
+            continue
+        if pool is None:
+            topk_indices(sc, k, lens[r0:r1], out=out[r0:r1])
+        else:
+            topk_indices_in_pool(sc, pool[r0:r1], k, lens[r0:r1], pool_block, out=out[r0:r1])
+    return out
+
+
+def indexer_topk_prefill(
+    q: torch.Tensor,                     # [T, H, 128] bf16 index queries (RoPE'd) of one request, H = 32 or 64
+    weights: torch.Tensor,               # [T, H] fp32 head weights (indexer_weights_ref of weights_proj)
+    positions: torch.Tensor,             # [T] int32/int64 absolute positions of the tokens
+    k_cache: torch.Tensor,               # [blocks, block_size * 132] uint8 indexer key cache
+    block_table: torch.Tensor,           # [max_blocks] int32 the request's physical blocks
+    block_size: int,
+    ratio: int,                          # the layer's compress ratio: entry s is visible from p when s < (p+1)//ratio
+    k: int = DSV41.topk,
+    *,
+    pool: torch.Tensor | None = None,    # [T, P] int32 candidate blocks (Reindex layers), -1 = none
+    pool_block: int = 8,
+    chunk: int | None = None,            # query rows per chunk (PREFILL_V1: keys per chunk); default: buffer bound
+    config: PrefillConfig | IndexerTile | None = None,   # an IndexerTile: the row method with that tile
+) -> torch.Tensor:
+    "Each token's best min(k, (p+1)//ratio) compressed entries, ascending then -1, in chunks of bounded memory."
+    cfg = PREFILL if config is None else config
+    if isinstance(cfg, IndexerTile):
+        cfg = PrefillConfig(cfg)
+    if not isinstance(cfg, PrefillConfig) or not isinstance(cfg.rows, bool):
+        raise InputError(f"config: expected a PrefillConfig or an IndexerTile, got {config!r}")
+    _check_tile(cfg.tile)
+    _check_qw(q, weights)
+    _check_ratio(ratio)
+    T = q.shape[0]
+    check_tensor("positions", positions, dtype=(torch.int32, torch.int64), shape=(T,))
+    check_indexer_cache("k_cache", k_cache, block_size)
+    check_tensor("block_table", block_table, dtype=torch.int32, ndim=1)
+    if pool is not None:
+        check_tensor("pool", pool, dtype=torch.int32, ndim=2)
+        if pool.shape[0] != T: raise InputError(f"pool: expected {T} rows, got {pool.shape[0]}")
+    if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0):
+        raise InputError(f"chunk: expected a positive int, got {chunk!r}")
+    backend = select_backend(q, weights, positions, k_cache, block_table, pool)
+    cap = block_table.numel() * block_size
+    n_row = torch.div(positions.long() + 1, ratio, rounding_mode="floor")
+    G = cfg.tile.block_t
+    if T and backend != "record":     # one device -> host copy: the most entries per row group, bad block ids
+        gmax = torch.nn.functional.pad(n_row, (0, -T % G)).view(-1, G).amax(1)
+        inuse = torch.arange(block_table.numel(), device=block_table.device) < (gmax.max() + block_size - 1) // block_size
+        bad = (inuse & ((block_table < 0) | (block_table >= k_cache.shape[0]))).any()
+        h = torch.cat([gmax, bad.long().view(1)]).tolist()
+        group_max, bad = h[:-1], h[-1]
+        N = max(group_max)
+    else:
+        group_max, bad, N = [cap] * triton.cdiv(T, G), 0, cap if T else 0
+    if N > cap:
+        raise InputError(f"positions: a token sees {N} compressed entries, but the block table holds {cap}")
+    if bad:
+        raise InputError(f"block_table: block ids must lie in [0, {k_cache.shape[0]}) (the cache's blocks)")
+    if backend == "torch" or T == 0:
+        keys = gather_indexer_k_ref(k_cache, block_table, N, block_size)
+        return indexer_topk_ref(q, weights, keys, positions, ratio, k, pool, pool_block)
+    record = backend == "record"
+    if cfg.rows:
+        out = _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, block_table, block_size,
+                                  ratio, k, pool, pool_block, chunk, cfg.tile, record)
+    else:
+        out = _prefill_key_chunks(q, weights, positions, n_row, N, k_cache, block_table, block_size, ratio, k,
+                                  pool, pool_block, chunk, cfg.tile, record)
+    if record:
+        return out
+    small = n_row <= k
+    return torch.where(small[:, None], _select_all(n_row.to(torch.int32), k), out)
+
 # %% ../../nbs/03g_indexer.ipynb #8b145cac
 from ..core import rel_err
 
@@ -495,38 +596,12 @@ DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16,
 def _indexer_aot_examples():
     meta = torch.device("meta")
     B = 64
-    for T, H in ((1024, 32), (8192, 32), (8192, 64)):
-        q = torch.empty(T, H, 128, dtype=torch.bfloat16, device=meta)
-        indexer_topk_prefill(q, torch.empty(T, H, device=meta), torch.empty(T, dtype=torch.int64, device=meta),
-                             torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
-                             torch.empty(1 << 13, dtype=torch.int32, device=meta), B, 1)
     for R, H in ((1, 32), (64, 32), (64, 64)):
         q = torch.empty(R, H, 128, dtype=torch.bfloat16, device=meta)
         for cfg in (None,) + DECODE_TUNE_TILES:
             indexer_topk_decode(q, torch.empty(R, H, device=meta), torch.empty(R, dtype=torch.int32, device=meta),
                                 torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
                                 torch.empty(R, 1 << 13, dtype=torch.int32, device=meta), B, config=cfg)
-
-
-@benchmark("indexer_prefill", "indexer_topk_prefill: T tokens of one request, ratio 1 (N = T causal keys), top-512")
-def _bench_indexer_prefill(ctx):
-    ctx.x_label = "tokens T"
-    B = 64
-    for T in ((4096, 16384) if ctx.quick else (4096, 16384, 65536)):
-        cache, bt = _random_key_cache(T, B, ctx.device)
-        q = torch.randn(T, 32, 128, device=ctx.device).bfloat16()
-        w = torch.randn(T, 32, device=ctx.device)
-        pos = torch.arange(T, device=ctx.device)
-        flops = 2 * 32 * 128 * T * (T + 1) / 2            # causal pairs
-        t = ctx.time([lambda: indexer_topk_prefill(q, w, pos, cache, bt, B, 1)])
-        ctx.row(case=f"score+select T={T}", x=T, series="score + top-512", time_s=t, flops=flops, T=T)
-        C = min(T, 16384)
-        buf = torch.empty(T, C, device=ctx.device)
-        t = ctx.time([lambda: launch(_indexer_scores_kernel, (triton.cdiv(T, 64), triton.cdiv(C, 64)), q, w, pos,
-                                     cache, bt, buf, T, 0, C, C, cache.shape[1], 1, H=32, DIM=128, BLOCK_SIZE=B,
-                                     SCALE_BYTES=4, BLOCK_T=64, BLOCK_N=64, F32=False, num_warps=4, num_stages=2)])
-        ctx.row(case=f"scores T={T} x {C} keys", x=T, series="scores of one chunk", time_s=t,
-                flops=2 * 32 * 128 * T * C, T=T)
 
 
 @benchmark("indexer_decode", "indexer_topk_decode: one token per request over N paged 132-byte keys, top-512")
@@ -581,3 +656,92 @@ def _bench_indexer_decode_tune(ctx):
             t = ctx.time([run])
             ctx.row(case=f"scores {R}x{N} {tuple(cfg)}", x=N, series=f"scores batch {R} {tuple(cfg)}", time_s=t,
                     bytes=nbytes, R=R, N=N, tile=tuple(cfg), part="scores")
+
+# %% ../../nbs/03g_indexer.ipynb #e9a1c004
+@aot_examples
+def _indexer_prefill_aot_examples():
+    meta = torch.device("meta")
+    B = 64
+    for T, H in ((1024, 32), (8192, 32), (8192, 64)):
+        for cfg in (None, PREFILL_V1):
+            q = torch.empty(T, H, 128, dtype=torch.bfloat16, device=meta)
+            indexer_topk_prefill(q, torch.empty(T, H, device=meta), torch.empty(T, dtype=torch.int64, device=meta),
+                                 torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
+                                 torch.empty(1 << 13, dtype=torch.int32, device=meta), B, 1, config=cfg)
+    for cfg in PREFILL_TUNE.values():                    # the tuning variants (V4.1: 32 heads)
+        q = torch.empty(8192, 32, 128, dtype=torch.bfloat16, device=meta)
+        indexer_topk_prefill(q, torch.empty(8192, 32, device=meta), torch.empty(8192, dtype=torch.int64, device=meta),
+                             torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
+                             torch.empty(1 << 13, dtype=torch.int32, device=meta), B, 1, config=cfg)
+
+
+def _prefill_inputs(T, device, B=64):
+    cache, bt = _random_key_cache(T, B, device)
+    q = torch.randn(T, 32, 128, device=device).bfloat16()
+    w = torch.randn(T, 32, device=device)
+    return q, w, torch.arange(T, device=device), cache, bt
+
+
+def _causal_flops(T: int, N: int | None = None) -> float:
+    "Useful FLOPs of scoring T tokens at positions 0..T-1 (ratio 1) against keys 0..N-1: the causal pairs only."
+    N = T if N is None else N
+    pairs = min(T, N) * (min(T, N) + 1) // 2 + max(0, T - N) * N
+    return 2 * 32 * 128 * pairs
+
+
+def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64):
+    "Time the scoring kernel of one chunk: rows 0..T-1 against keys 0..C-1 (the first method: every tile)."
+    T, tile = q.shape[0], cfg.tile
+    buf = torch.empty(T, C, device=ctx.device)
+    if cfg.rows:
+        return ctx.time([lambda: launch(_indexer_prefill_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n)),
+                                        q, w, pos, cache, bt, buf, 0, T, C, C, cache.shape[1], 1, H=32, DIM=128,
+                                        BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
+                                        F32=False, num_warps=tile.num_warps, num_stages=tile.num_stages)])
+    return ctx.time([lambda: launch(_indexer_scores_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n)),
+                                    q, w, pos, cache, bt, buf, T, 0, C, C, cache.shape[1], 1, H=32, DIM=128,
+                                    BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
+                                    F32=False, num_warps=tile.num_warps, num_stages=tile.num_stages)])
+
+
+@benchmark("indexer_prefill", "indexer_topk_prefill: T tokens of one request, ratio 1 (N = T causal keys), top-512; "
+           "FLOPs count the causal pairs only; baseline: the first method (PREFILL_V1)")
+def _bench_indexer_prefill(ctx):
+    ctx.x_label = "tokens T"
+    B = 64
+    for T in ((4096, 16384, 65536) if ctx.quick else (4096, 16384, 65536)):
+        q, w, pos, cache, bt = _prefill_inputs(T, ctx.device, B)
+        flops = _causal_flops(T)
+        t = ctx.time([lambda: indexer_topk_prefill(q, w, pos, cache, bt, B, 1)])
+        t1 = ctx.time([lambda: indexer_topk_prefill(q, w, pos, cache, bt, B, 1, config=PREFILL_V1)]) if T <= 16384 else None
+        ctx.row(case=f"score+select T={T}", x=T, series="score + top-512", time_s=t, baseline_s=t1,
+                baseline="first method (PREFILL_V1)" if t1 else None, flops=flops, T=T)
+        C = min(T, 16384)                                   # one chunk: rows 0..T-1 against keys 0..C-1
+        t = _time_scores(ctx, PREFILL, q, w, pos, cache, bt, C, B)
+        t1 = _time_scores(ctx, PREFILL_V1, q, w, pos, cache, bt, C, B)
+        ctx.row(case=f"scores T={T} x {C} keys", x=T, series="scores of one chunk", time_s=t, baseline_s=t1,
+                baseline="first kernel, every tile (PREFILL_V1)", flops=_causal_flops(T, C), T=T)
+        n_row = pos + 1                                     # every row chunk of the default method, no selection
+        gmax = n_row.view(-1, PREFILL.tile.block_t).amax(1).tolist()
+        t = ctx.time([lambda: _prefill_row_chunks(q, w, pos, n_row, gmax, T, cache, bt, B, 1, DSV41.topk, None, 8,
+                                                  None, PREFILL.tile, False, select=False)])
+        ctx.row(case=f"scores, all row chunks T={T}", x=T, series="scores of all row chunks", time_s=t, flops=flops,
+                T=T)
+
+
+@benchmark("indexer_prefill_tune", "indexer_topk_prefill methods and tiles (PREFILL_TUNE; v1 = key chunks, every "
+           "tile): score + top-512 and the scores of one chunk, T = 4K / 16K / 64K, causal FLOPs")
+def _bench_indexer_prefill_tune(ctx):
+    ctx.x_label = "tokens T"
+    B = 64
+    for T in ((4096, 16384) if ctx.quick else (4096, 16384, 65536)):
+        q, w, pos, cache, bt = _prefill_inputs(T, ctx.device, B)
+        C = min(T, 16384)
+        for name, cfg in PREFILL_TUNE.items():
+            if T <= 16384 or cfg.rows:                     # v1 at 64K: 128 key chunks, minutes per run
+                t = ctx.time([lambda: indexer_topk_prefill(q, w, pos, cache, bt, B, 1, config=cfg)])
+                ctx.row(case=f"{name} score+select T={T}", x=T, series=f"{name} score + top-512", time_s=t,
+                        flops=_causal_flops(T), T=T, config=name, part="score + select")
+            t = _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B)
+            ctx.row(case=f"{name} scores T={T} x {C}", x=T, series=f"{name} scores", time_s=t,
+                    flops=_causal_flops(T, C), T=T, config=name, part="scores")
