@@ -24,10 +24,12 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DECODE_RULES', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'ONE_READ_TILE',
-           'DecodeRule', 'decode_rule', 'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode', 'check_plan',
-           'sparse_attn_decode', 'sparse_decode_floor', 'random_record_cache', 'random_decode_case', 'plan_for',
-           'random_mixed_decode_batch']
+__all__ = ['DECODE_RULES', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES', 'GROUP_SMEM',
+           'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'decode_rule', 'decode_splits', 'sm_count',
+           'DecodePlan', 'plan_decode', 'check_plan', 'sparse_attn_decode', 'sparse_decode_floor',
+           'random_record_cache', 'random_decode_case', 'plan_for', 'random_mixed_decode_batch', 'GroupTile',
+           'check_group_tile', 'decode_union', 'group_splits', 'sparse_attn_decode_grouped',
+           'random_grouped_decode_case']
 
 # %% ../../nbs/03e_sparse_decode.ipynb #43f1e965
 class DecodeRule(NamedTuple):
@@ -584,6 +586,341 @@ def _sparse_decode_selftest(device) -> str:
     assert err < 5e-3, err
     return f"decode, 64 heads x 640 FP8 records: rel. error {err:.1e}"
 
+# %% ../../nbs/03e_sparse_decode.ipynb #ff9fcf38
+class GroupTile(NamedTuple):
+    "Launch tile of the grouped decode: `block_m` rows = heads x tokens of one request (16, 32 or 64)."
+    block_m: int
+    block_n: int = 16
+    num_warps: int = 4
+    waves: float = 2.0      # split so that requests x head blocks x splits ~ waves x SMs programs
+
+
+# named configs of the grouped decode; the per-token kernel (`sparse_attn_decode`) is the 'per_token' baseline
+GROUP_TILES = {"m32": GroupTile(32, 16, 4), "m64": GroupTile(64, 16, 8), "m32w1": GroupTile(32, 16, 4, 1.0),
+               "m64w1": GroupTile(64, 16, 8, 1.0)}
+GROUP_SMEM = 99 * 1024
+MAX_GROUP = 8                   # tokens per request: 4-bit counts of 8 tokens fill an int32 mask
+
+
+def check_group_tile(tile, group: int) -> GroupTile:
+    "Raise `InputError` unless `tile` is a `GroupTile` whose rows hold a whole padded group of `group` tokens."
+    if (not isinstance(tile, GroupTile) or tile.block_m not in (16, 32, 64) or tile.block_n not in (16, 32, 64)
+            or tile.num_warps not in (1, 2, 4, 8) or not 0 < tile.waves < 1e6):
+        raise InputError(f"tile: expected a GroupTile(block_m in 16/32/64, block_n in 16/32/64, num_warps 1-8, "
+                         f"waves > 0), got {tile!r}")
+    if triton.next_power_of_2(group) > tile.block_m:
+        raise InputError(f"tile: {tile.block_m} rows cannot hold {group} tokens per request")
+    return tile
+
+
+def _check_starts(token_starts, group, T: int) -> int:
+    if not isinstance(group, int) or isinstance(group, bool) or not 1 <= group <= MAX_GROUP:
+        raise InputError(f"group (most tokens of one request) must be an int in [1, {MAX_GROUP}], got {group!r}")
+    check_tensor("token_starts", token_starts, dtype=torch.int32, ndim=1)
+    if token_starts.shape[0] < 2:
+        raise InputError("token_starts: expected [requests + 1] offsets (at least one request)")
+    return token_starts.shape[0] - 1
+
+
+def _check_starts_values(token_starts, group, T: int) -> None:
+    s = token_starts.tolist()
+    n = [b - a for a, b in zip(s, s[1:])]
+    if s[0] != 0 or s[-1] != T or min(n) < 0 or max(n) > group:
+        raise InputError(f"token_starts must rise from 0 to T = {T} in steps of 0..{group} (group), got {s}")
+
+
+@triton.jit
+def _union_rows(idx_ptr, idx_stride, width, lens_ptr, t0, n_tok, key_ptr, base_ptr, u_slot_ptr, u_mask_ptr, cnt_ptr,
+                HAS_LENS: tl.constexpr, G: tl.constexpr, W: tl.constexpr):
+    """The union of the index rows of tokens t0..t0+n_tok: distinct slots (sorted) and per slot a mask of 4-bit
+    counts, one per token (how often the token's row names the slot within its length); -1 entries dropped."""
+    N: tl.constexpr = G * W
+    i = tl.arange(0, N)
+    g = i // W
+    j = i % W
+    n = tl.zeros([N], tl.int32) + width
+    if HAS_LENS:
+        n = tl.minimum(n, tl.load(lens_ptr + t0 + g, mask=g < n_tok, other=0))
+    live = (g < n_tok) & (j < n)
+    slot = tl.load(idx_ptr + (t0 + g).to(tl.int64) * idx_stride + j, mask=live, other=-1).to(tl.int64)
+    SENT: tl.constexpr = 0x7FFFFFFFFFFFFFF0
+    key = tl.where(live & (slot != -1), slot * 16 + g, SENT)
+    key = tl.sort(key, 0)
+    tl.store(key_ptr + i, key)
+    tl.debug_barrier()
+    prev = tl.load(key_ptr + i - 1, mask=i > 0, other=SENT)
+    nxt = tl.load(key_ptr + i + 1, mask=i + 1 < N, other=SENT)
+    s = key >> 4
+    ok = key != SENT
+    first = ok & ((prev == SENT) | ((prev >> 4) != s))
+    last = ok & ((nxt >> 4) != s)
+    bit = tl.where(ok, tl.full([N], 1, tl.int64) << ((key & 15) * 4), 0)
+    cs = tl.cumsum(bit, 0)
+    seg = tl.cumsum(first.to(tl.int32), 0) - 1
+    tl.store(base_ptr + seg, cs - bit, mask=first)
+    tl.debug_barrier()
+    total = cs - tl.load(base_ptr + seg, mask=last, other=0)
+    tl.store(u_slot_ptr + seg, s.to(tl.int32), mask=last)
+    tl.store(u_mask_ptr + seg, total.to(tl.int32), mask=last)
+    tl.store(cnt_ptr, tl.sum(first.to(tl.int32), 0))
+
+
+@triton.jit
+def _decode_union_kernel(starts_ptr, swa_idx_ptr, swa_idx_stride, n_swa, swa_lens_ptr,
+                         cmp_idx_ptr, cmp_idx_stride, n_cmp, cmp_lens_ptr, scratch_ptr,
+                         u_swa_ptr, m_swa_ptr, u_cmp_ptr, m_cmp_ptr, cnt_ptr,
+                         HAS_CMP: tl.constexpr, HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr,
+                         G: tl.constexpr, WS: tl.constexpr, WC: tl.constexpr):
+    "Program (r, c): the union of request r's window (c = 1) or compressed (c = 0) index rows."
+    r = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(1)
+    t0 = tl.load(starts_ptr + r)
+    n_tok = tl.minimum(tl.load(starts_ptr + r + 1) - t0, G)
+    NMAX: tl.constexpr = G * (WS if WS > WC else WC)
+    key_ptr = scratch_ptr + (r * 2 + c) * 2 * NMAX
+    if c == 1:
+        _union_rows(swa_idx_ptr, swa_idx_stride, n_swa, swa_lens_ptr, t0, n_tok, key_ptr, key_ptr + NMAX,
+                    u_swa_ptr + r * G * WS, m_swa_ptr + r * G * WS, cnt_ptr + r * 2 + 1, HAS_SWA_LENS, G, WS)
+    elif HAS_CMP:
+        _union_rows(cmp_idx_ptr, cmp_idx_stride, n_cmp, cmp_lens_ptr, t0, n_tok, key_ptr, key_ptr + NMAX,
+                    u_cmp_ptr + r * G * WC, m_cmp_ptr + r * G * WC, cnt_ptr + r * 2, HAS_CMP_LENS, G, WC)
+    else:
+        tl.store(cnt_ptr + r * 2, 0)
+
+
+@triton.jit
+def _sparse_attn_decode_grouped_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr, starts_ptr,
+                                       swa_ptr, u_swa_ptr, m_swa_ptr, cmp_ptr, u_cmp_ptr, m_cmp_ptr, cnt_ptr, err_ptr,
+                                       H, n_splits, qk_scale, swa_slots, swa_block_stride, cmp_slots,
+                                       cmp_block_stride, U_SWA: tl.constexpr, U_CMP: tl.constexpr,
+                                       SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, HAS_CMP: tl.constexpr,
+                                       SPLIT: tl.constexpr, G: tl.constexpr, BLOCK_M: tl.constexpr,
+                                       BLOCK_N: tl.constexpr, TRANS_S: tl.constexpr, DC: tl.constexpr,
+                                       DOT_F32: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr,
+                                       GROUP: tl.constexpr, DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr):
+    """Program (request r, split sp, head block): rows = G tokens x BLOCK_M // G heads; each record of the
+    request's union is loaded and decoded once for all of them, a token's 4-bit count weighting its share."""
+    D: tl.constexpr = NOPE + ROPE
+    BLOCK_H: tl.constexpr = BLOCK_M // G
+    r = tl.program_id(0).to(tl.int64)
+    sp = tl.program_id(1)
+    m = tl.arange(0, BLOCK_M)
+    gi = m // BLOCK_H
+    h = tl.program_id(2) * BLOCK_H + m % BLOCK_H
+    t0 = tl.load(starts_ptr + r)
+    n_tok = tl.minimum(tl.load(starts_ptr + r + 1) - t0, G)
+    rmask = (gi < n_tok) & (h < H)
+    t = t0 + gi
+    rows = t.to(tl.int64) * H + h
+    nc = tl.load(cnt_ptr + r * 2) if HAS_CMP else 0
+    ns = tl.load(cnt_ptr + r * 2 + 1)
+    nbc = tl.cdiv(nc, BLOCK_N)
+    nb = nbc + tl.cdiv(ns, BLOCK_N)
+    per = tl.cdiv(nb, n_splits)
+    lo = sp * per
+    hi = tl.minimum(lo + per, nb)
+    qs = load_chunks(q_ptr, rows, rmask, D, DC, TRANS_S, DOT_F32)
+    m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    accs = zero_chunks(BLOCK_M, D, DC)
+    if err_ptr is not None:
+        n_err = tl.zeros([BLOCK_N], tl.int32)
+    jn = tl.arange(0, BLOCK_N)
+    for b in range(lo, hi):
+        in_cmp = b < nbc
+        j = tl.where(in_cmp, b, b - nbc) * BLOCK_N + jn
+        lim = tl.where(in_cmp, nc, ns)
+        slot = tl.load(u_swa_ptr + r * U_SWA + j, mask=(j < lim) & (b >= nbc), other=-1)
+        cnt = tl.load(m_swa_ptr + r * U_SWA + j, mask=(j < lim) & (b >= nbc), other=0)
+        if HAS_CMP:
+            slot = tl.where(in_cmp, tl.load(u_cmp_ptr + r * U_CMP + j, mask=(j < lim) & in_cmp, other=-1), slot)
+            cnt = tl.where(in_cmp, tl.load(m_cmp_ptr + r * U_CMP + j, mask=(j < lim) & in_cmp, other=0), cnt)
+        data, scale, valid, bad = _slot_offsets(slot, in_cmp, swa_slots, swa_block_stride, cmp_slots,
+                                                cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, True)
+        if err_ptr is not None:     # an out-of-range slot counts once per token row that names it
+            k = tl.zeros([BLOCK_N], tl.int32)
+            for g in tl.static_range(G):
+                k += (cnt >> (4 * g)) & 15
+            n_err += tl.where(bad, k, 0)
+        cnt = tl.where(valid, cnt, 0)
+        raw = _load_records(tl.where(in_cmp, cmp_ptr, swa_ptr), data, scale, valid, NOPE, GROUP, DC)
+        ks = _decode_records(raw[0], raw[1], raw[2], NOPE, GROUP, DC, DOT_F32)
+        if TRANS_S:                 # S^T [BLOCK_N, BLOCK_M]
+            st = tl.dot(ks[0], qs[0])
+            for c in tl.static_range(1, len(ks)):
+                st = tl.dot(ks[c], qs[c], st)
+            w = ((cnt[:, None] >> (4 * gi[None, :])) & 15).to(tl.float32)
+            st = tl.where(w > 0, st * qk_scale, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(st, 0))
+            p = tl.trans(tl.exp2(st - m_new[None, :]) * w)
+        else:                       # S [BLOCK_M, BLOCK_N]
+            s = tl.dot(qs[0], tl.trans(ks[0]))
+            for c in tl.static_range(1, len(ks)):
+                s = tl.dot(qs[c], tl.trans(ks[c]), s)
+            w = ((cnt[None, :] >> (4 * gi[:, None])) & 15).to(tl.float32)
+            s = tl.where(w > 0, s * qk_scale, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            p = tl.exp2(s - m_new[:, None]) * w
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        p = p.to(ks[0].dtype)
+        nacc = ()
+        for c in tl.static_range(len(accs)):
+            nacc = nacc + (tl.dot(p, ks[c], accs[c] * alpha[:, None]),)
+        accs = nacc
+        m_i = m_new
+    if err_ptr is not None:         # the first head block counts
+        if tl.program_id(2) == 0:
+            e = tl.sum(n_err, 0)
+            tl.atomic_add(err_ptr, e, mask=e > 0)
+    if SPLIT:
+        prow = (t.to(tl.int64) * n_splits + sp) * H + h
+        inv = tl.where(l_i == 0, 0.0, 1.0 / l_i)
+        c = tl.arange(0, DC)
+        for g in tl.static_range(len(accs)):
+            tl.store(part_o_ptr + prow[:, None] * D + g * DC + c[None, :], to_bf16(accs[g] * inv[:, None], DOT_F32),
+                     mask=rmask[:, None])
+        tl.store(part_ml_ptr + prow * 2, m_i, mask=rmask)
+        tl.store(part_ml_ptr + prow * 2 + 1, l_i, mask=rmask)
+    else:
+        store_normalized(m_i, l_i, accs, sink_ptr, h, rmask, out_ptr, rows, D, DC, DOT_F32)
+
+
+allow_shared_memory("_sparse_attn_decode_grouped_kernel", GROUP_SMEM,
+                    "the query rows (64 rows x 512 dims of bf16 = 64 KB at block_m = 64) are the loop-invariant MMA "
+                    "operand, staged in shared memory next to the decoded key block; sm_80/sm_86 allow 99 KB")
+
+
+def decode_union(token_starts, group, swa_indices, compressed_indices=None, swa_lens=None, compressed_lens=None):
+    """Per request (tokens token_starts[r]..token_starts[r+1]): the distinct slots its tokens' window and compressed
+    rows name, each with an int32 mask of 4-bit counts (bits 4g..4g+3: how often token g's row names it), and the
+    counts [R, 2] (compressed, window). One launch; rows must not name a slot more than 15 times."""
+    R = token_starts.shape[0] - 1
+    G = triton.next_power_of_2(group)
+    dev = swa_indices.device
+    WS = triton.next_power_of_2(swa_indices.shape[1])
+    has_cmp = compressed_indices is not None
+    WC = triton.next_power_of_2(compressed_indices.shape[1]) if has_cmp else 1
+    c_idx = compressed_indices if has_cmp else swa_indices
+    u_swa = torch.empty(R, G * WS, dtype=torch.int32, device=dev)
+    m_swa = torch.empty(R, G * WS, dtype=torch.int32, device=dev)
+    u_cmp = torch.empty(R, G * WC, dtype=torch.int32, device=dev)
+    m_cmp = torch.empty(R, G * WC, dtype=torch.int32, device=dev)
+    cnt = torch.empty(R, 2, dtype=torch.int32, device=dev)
+    scratch = torch.empty(R * 2 * 2 * G * max(WS, WC), dtype=torch.int64, device=dev)
+    launch(_decode_union_kernel, (R, 2), token_starts, swa_indices, swa_indices.stride(0), swa_indices.shape[1],
+           swa_lens, c_idx, c_idx.stride(0), c_idx.shape[1], compressed_lens, scratch, u_swa, m_swa, u_cmp, m_cmp,
+           cnt, HAS_CMP=has_cmp, HAS_SWA_LENS=swa_lens is not None, HAS_CMP_LENS=compressed_lens is not None,
+           G=G, WS=WS, WC=WC, num_warps=8 if G * max(WS, WC) >= 4096 else 4, num_stages=1)
+    return u_swa, m_swa, u_cmp, m_cmp, cnt
+
+
+def group_splits(R: int, head_blocks: int, n_blocks: int, sms: float, waves: float) -> int:
+    "Splits per (request, head block): the per-token rule with requests in place of tokens."
+    return decode_splits(R, head_blocks, n_blocks, sms, waves)
+
+
+def sparse_attn_decode_grouped(q: torch.Tensor, swa_cache: torch.Tensor, swa_indices: torch.Tensor,
+                               compressed_cache: torch.Tensor | None, compressed_indices: torch.Tensor | None,
+                               sink: torch.Tensor, token_starts: torch.Tensor, group: int, block_size: int = 64,
+                               compressed_block_size: int | None = None, swa_lens: torch.Tensor | None = None,
+                               compressed_lens: torch.Tensor | None = None, scale: float | None = None,
+                               out: torch.Tensor | None = None, *, tile: GroupTile | None = None,
+                               splits: int | None = None, errors: torch.Tensor | None = None,
+                               check_metadata: bool = False) -> torch.Tensor:
+    """`sparse_attn_decode` with the tokens grouped by request: request r owns tokens
+    token_starts[r]..token_starts[r+1] (int32 [R + 1], rising from 0 to T, at most `group` tokens each). Each
+    program serves the tokens of one request for a block of heads and reads and decodes each record of the union
+    of their index rows once. Same contract as `sparse_attn_decode`."""
+    T, H, scale, cbs, backend = _check_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink,
+                                              block_size, compressed_block_size, swa_lens, compressed_lens, scale, out,
+                                              errors, check_metadata)
+    R = _check_starts(token_starts, group, T)
+    check_tensor("token_starts", token_starts, device=q.device)
+    if backend in ("torch", "interpreter") or (check_metadata and backend != "record"):
+        _check_starts_values(token_starts, group, T)
+    G = triton.next_power_of_2(group)
+    tile = check_group_tile(GROUP_TILES["m64" if G > 4 else "m32"] if tile is None else tile, group)
+    if splits is not None and (not isinstance(splits, int) or isinstance(splits, bool) or splits < 1):
+        raise InputError(f"splits must be a positive int, got {splits!r}")
+    if backend == "torch":
+        res = sparse_attn_decode_ref(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink,
+                                     block_size, cbs, swa_lens, compressed_lens, scale, torch.float32).bfloat16()
+        return res if out is None else out.copy_(res)
+    out = torch.empty_like(q) if out is None else out
+    if T == 0:
+        return out
+    hb = triton.cdiv(H, tile.block_m // G)
+    BN = tile.block_n
+    if splits is None:
+        n_blocks = triton.cdiv(swa_indices.shape[1], BN) + (
+            triton.cdiv(compressed_indices.shape[1], BN) if compressed_indices is not None else 0)
+        splits = group_splits(R, hb, n_blocks, sm_count(q.device), tile.waves)
+    return _launch_grouped(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, token_starts, group,
+                           block_size, cbs, swa_lens, compressed_lens, scale, out, tile, splits, errors)
+
+
+def _launch_grouped(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, token_starts, group,
+                    block_size, cbs, swa_lens, compressed_lens, scale, out, tile: GroupTile, splits: int, errors=None):
+    "The union launch, the grouped kernel and, with several splits, the reduction (no checks)."
+    T, H = q.shape[0], q.shape[1]
+    R, G, BN = token_starts.shape[0] - 1, triton.next_power_of_2(group), tile.block_n
+    hb = triton.cdiv(H, tile.block_m // G)
+    S = splits
+    u_swa, m_swa, u_cmp, m_cmp, cnt = decode_union(token_starts, group, swa_indices, compressed_indices, swa_lens,
+                                                   compressed_lens)
+    has_cmp = compressed_cache is not None
+    c_cache = compressed_cache if has_cmp else swa_cache
+    part_o = part_ml = None
+    if S > 1:
+        part_o = torch.empty(T, S, H, HEAD_DIM, dtype=torch.bfloat16, device=q.device)
+        part_ml = torch.empty(T, S, H, 2, dtype=torch.float32, device=q.device)
+    launch(_sparse_attn_decode_grouped_kernel, (R, S, hb), q, sink, out, part_o, part_ml, token_starts,
+           swa_cache, u_swa, m_swa, c_cache, u_cmp, m_cmp, cnt, errors, H, S, scale * LOG2E,
+           swa_cache.shape[0] * block_size, swa_cache.shape[1], c_cache.shape[0] * cbs, c_cache.shape[1],
+           U_SWA=u_swa.shape[1], U_CMP=u_cmp.shape[1], SWA_BLOCK=block_size, CMP_BLOCK=cbs, HAS_CMP=has_cmp,
+           SPLIT=S > 1, G=G, BLOCK_M=tile.block_m, BLOCK_N=BN, TRANS_S=tile.block_m > BN, DC=DC,
+           DOT_F32=interpreting(), NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
+           SCALE_BYTES=KV.scale_bytes, num_warps=tile.num_warps, num_stages=1)
+    if S > 1:
+        s_block, cols = _reduce_tile(S)
+        launch(_sparse_attn_decode_reduce_kernel, (T, H, HEAD_DIM // cols), part_o, part_ml, sink, out, H, S,
+               S_BLOCK=s_block, RD=cols, D=HEAD_DIM, EMULATE_RNE=interpreting(), FLOOR=False, num_warps=4,
+               num_stages=1)
+    return out
+
+
+def random_grouped_decode_case(requests: int, tokens: int, H: int, n_cmp: int, n_swa: int, cmp_entries: int, device,
+                               block_size: int = 64, shared: float = 0.875):
+    """Inputs of `sparse_attn_decode_grouped` (with `token_starts` and `group`): `requests` requests of `tokens`
+    tokens (the decode token and its drafts). A request's tokens keep a `shared` fraction of one common top-k pick
+    and pick the rest on their own (distinct within a row); draft i's window is one position further on."""
+    R, n, B = requests, tokens, block_size
+    T = R * n
+    nb_c, nb_s = triton.cdiv(cmp_entries, B), triton.cdiv(n_swa + n, B)
+    swa, cmp = random_record_cache(R * nb_s + 1, B, device), random_record_cache(R * nb_c, B, device)
+    bt_s = torch.randperm(R * nb_s + 1, device=device)[:R * nb_s].view(R, nb_s)
+    bt_c = torch.randperm(R * nb_c, device=device).view(R, nb_c)
+    req = torch.arange(T, device=device) // n
+    pos = torch.arange(n_swa, device=device)[None, :] + (torch.arange(T, device=device) % n)[:, None]
+    swa_idx = (bt_s[req[:, None], pos // B] * B + pos % B).int()
+    k_sh = round(shared * n_cmp)
+    perm = torch.argsort(torch.rand(R, cmp_entries, device=device), 1)
+    common = perm[:, :k_sh][req]                                            # [T, k_sh]
+    rest = perm[:, k_sh:][req]                                              # each token picks from the others
+    own = torch.gather(rest, 1, torch.argsort(torch.rand(rest.shape, device=device), 1)[:, :n_cmp - k_sh])
+    sel = torch.cat([common, own], 1)
+    sel = torch.gather(sel, 1, torch.argsort(torch.rand(sel.shape, device=device), 1))
+    cmp_idx = (bt_c[req[:, None], sel // B] * B + sel % B).int()
+    return dict(q=torch.randn(T, H, HEAD_DIM, device=device).bfloat16(), swa_cache=swa, swa_indices=swa_idx,
+                compressed_cache=cmp, compressed_indices=cmp_idx, sink=torch.randn(H, device=device) * 2,
+                block_size=B, token_starts=torch.arange(0, T + 1, n, dtype=torch.int32, device=device), group=n)
+
+
+def _per_token(a: dict) -> dict:
+    "The arguments of `sparse_attn_decode` among those of `sparse_attn_decode_grouped`."
+    return {k: v for k, v in a.items() if k not in ("token_starts", "group")}
+
 # %% ../../nbs/03e_sparse_decode.ipynb #3ee62d42
 ONE_READ_TILE = AttnTile(64, 16, 8)    # all 64 heads in one program: the floor that reads each record once
 
@@ -718,6 +1055,58 @@ def _bench_sparse_split_tune(ctx):
                     tokens=T, splits=S, programs_per_sm=T * hb * S / sms, config=tile._asdict(), floor_s=tf,
                     vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1)
 
+# %% ../../nbs/03e_sparse_decode.ipynb #b529c56c
+GROUPED_CASES = ((1, 1), (1, 6), (4, 6), (64, 4))    # (requests, tokens each): T = 1, 6, 24, 256
+
+
+def _grouped_sets(ctx, R, n, context=65_536, H=64, shared=0.875):
+    """Input sets of the grouped decode sharing one pair of caches: each further set maps the slots through a fresh
+    permutation of each cache (same sharing between a request's tokens, other records, so not in L2)."""
+    base = random_grouped_decode_case(R, n, H, 512, 128, context, ctx.device, shared=shared)
+    n_c = base["compressed_cache"].shape[0] * 64
+    n_s = base["swa_cache"].shape[0] * 64
+    nbytes = _decode_bytes(R * n, H, 640)
+    sets = [base]
+    for _ in range(ctx.n_sets(nbytes, cap=64) - 1):
+        pc = torch.randperm(n_c, device=ctx.device).int()
+        ps = torch.randperm(n_s, device=ctx.device).int()
+        sets.append(dict(base, q=torch.randn_like(base["q"], dtype=torch.float32).bfloat16(),
+                         compressed_indices=pc[base["compressed_indices"].long()],
+                         swa_indices=ps[base["swa_indices"].long()]))
+    return sets
+
+
+@benchmark("sparse_decode_grouped_tune",
+           "sparse_attn_decode_grouped (tokens of a request share each record read) per tile vs the per-token kernel")
+def _bench_sparse_decode_grouped_tune(ctx):
+    check = random_grouped_decode_case(2, 4, 64, 512, 128, 65_536, ctx.device)
+    ref = sparse_attn_decode_ref(**_per_token(check))
+    for R, n in GROUPED_CASES:
+        T = R * n
+        sets = _grouped_sets(ctx, R, n)
+        a0 = sets[0]
+        union = decode_union(a0["token_starts"], n, a0["swa_indices"], a0["compressed_indices"])[4]
+        u_entries = int(union.sum())                       # records the grouped kernel reads (once per head block)
+        info = dict(tokens=T, requests=R, tokens_per_request=n, union_entries=u_entries,
+                    union_bytes=u_entries * KV.record_bytes, per_token_entries=T * 640,
+                    flops=4 * T * 64 * 640 * HEAD_DIM)
+        plan = plan_for(_per_token(a0))
+        t_old = ctx.time([lambda a=a: sparse_attn_decode(**_per_token(a), plan=plan) for a in sets])
+        t_f1 = ctx.time([lambda a=a: sparse_decode_floor(**_per_token(a), plan=plan_for(_per_token(a), tile=ONE_READ_TILE))
+                         for a in sets])
+        ctx.row(case=f"T={T} ({R}x{n}) per_token (before)", x=T, series="per_token (before)", time_s=t_old,
+                baseline_s=t_f1, baseline="one-read floor (64-head programs, each token's records)",
+                bytes=_decode_bytes(T, 64, 640), splits=plan.splits, **info)
+        t_u = ctx.time([lambda a=a: decode_union(a["token_starts"], n, a["swa_indices"], a["compressed_indices"])
+                        for a in sets])
+        ctx.row(case=f"T={T} ({R}x{n}) union only", x=T, series="union kernel", time_s=t_u, **info)
+        for name, tile in GROUP_TILES.items():
+            err = rel_err(sparse_attn_decode_grouped(**check, tile=tile), ref)
+            t = ctx.time([lambda a=a: sparse_attn_decode_grouped(**a, tile=tile) for a in sets])
+            ctx.row(case=f"T={T} ({R}x{n}) grouped {name}", x=T, series=f"grouped {name}", time_s=t, baseline_s=t_old,
+                    baseline="per_token kernel (same run)", bytes=_decode_bytes(T, 64, 640), config=tile._asdict(),
+                    rel_err=err, one_read_floor_s=t_f1, vs_one_read_floor=t / t_f1, **info)
+
 # %% ../../nbs/03e_sparse_decode.ipynb #6ff0bfe1
 @aot_examples
 def _sparse_decode_aot_examples():
@@ -751,6 +1140,26 @@ def _sparse_decode_aot_examples():
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every reduction tile (splits rounded up to a power of two)
         sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan_decode(q, e(2, 136), e(2, 512), splits=S))
+
+# %% ../../nbs/03e_sparse_decode.ipynb #8e87351f
+@aot_examples
+def _sparse_decode_grouped_aot_examples():
+    meta = torch.device("meta")
+    e = lambda *s, dt=torch.int32: torch.empty(*s, dtype=dt, device=meta)
+    sink, cache = e(64, dt=torch.float32), e(4096, KV.block_stride(64), dt=torch.uint8)
+    for name, tile in GROUP_TILES.items():
+        for group in ((2, 4) if tile.block_m == 32 else (8,)):
+            T = 2 * group
+            q, starts = e(T, 64, HEAD_DIM, dt=torch.bfloat16), e(3)
+            for S in (None, 1):
+                for with_cmp in (True, False):
+                    c_idx = e(T, 512) if with_cmp else None
+                    kw = dict(compressed_lens=e(T) if with_cmp else None, swa_lens=e(T))
+                    for lens in (True, False):
+                        sparse_attn_decode_grouped(q, cache, e(T, 128), cache if with_cmp else None, c_idx, sink,
+                                                   starts, group, tile=tile, splits=S, **(kw if lens else {}))
+                    sparse_attn_decode_grouped(q, cache, e(T, 128), cache if with_cmp else None, c_idx, sink,
+                                               starts, group, tile=tile, splits=S, errors=e(1))
 
 # %% ../../nbs/03e_sparse_decode.ipynb #81c88991
 import random
