@@ -14,10 +14,11 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'MHC_TUNE_TILES', 'MhcConsts', 'MhcOut', 'mhc_gates_ref', 'mhc_post_ref',
-           'mhc_collapse_ref', 'mhc_stream_mean_ref', 'rmsnorm_ref', 'mhc_seam_ref', 'mhc_first_site_ref',
-           'mhc_site_params', 'mhc_carried_gates', 'MhcSeamTile', 'MhcPostTile', 'seam_tile', 'mhc_first_site',
-           'mhc_fused_post_pre_delayed', 'mhc_post', 'mhc_seam_tilelang', 'mhc_fused_post_pre_delayed_tilelang']
+__all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'MHC_TUNE_TILES', 'MHC_TUNE_SHAPES', 'MhcConsts', 'MhcOut', 'mhc_gates_ref',
+           'mhc_post_ref', 'mhc_collapse_ref', 'mhc_stream_mean_ref', 'rmsnorm_ref', 'mhc_seam_ref',
+           'mhc_first_site_ref', 'mhc_site_params', 'mhc_carried_gates', 'MhcSeamTile', 'MhcPostTile', 'v2_tile',
+           'seam_tile', 'seam_tile_v1', 'mhc_first_site', 'mhc_fused_post_pre_delayed', 'mhc_post', 'mhc_seam_tilelang',
+           'mhc_fused_post_pre_delayed_tilelang']
 
 # %% ../../nbs/04a_mhc.ipynb #b38e6d11
 DSV41_HIDDEN = 5120          # hidden size of V4.1-Flash (config.json text_config.hidden_size)
@@ -357,17 +358,203 @@ def _mhc_finish_kernel(wmix_ptr, wsq_ptr, scale_ptr, base_ptr, nw_ptr, x_ptr, po
         tl.store(post_ptr + t64[:, None] * 4 + j4[None, :], post, mask=m2)
         tl.store(comb_ptr + t64[:, None, None] * 16 + jk[None, :, :], cm, mask=m3)
 
+# %% ../../nbs/04a_mhc.ipynb #7c4d1e88
+@triton.jit
+def _dot_hilo(a, hi, lo, acc, PTX: tl.constexpr):
+    "acc + a @ (hi + lo) for bf16 `a`, `hi`, `lo`: two bf16 mma.sync (the interpreter's bf16 dot is wrong: upcast)."
+    if PTX:
+        acc = tl.dot(a, hi, acc)
+        return tl.dot(a, lo, acc)
+    else:
+        af = a.to(tl.float32)
+        acc = tl.dot(af, hi.to(tl.float32), acc)
+        return tl.dot(af, lo.to(tl.float32), acc)
+
+
+@triton.jit
+def _mhc_split_fn_kernel(fn_ptr, hi_ptr, lo_ptr, H, K, SUM4: tl.constexpr, BK: tl.constexpr, NM: tl.constexpr):
+    """fn [24, 4H] fp32 -> its transpose [K, NM] as bf16 high and low halves (rows 24..NM-1 zero); with SUM4,
+    K = H and the rows are fn_0 + fn_1 + fn_2 + fn_3 (the first site's four identical streams)."""
+    offs_k = tl.program_id(0) * BK + tl.arange(0, BK)
+    offs_m = tl.arange(0, NM)
+    mk = offs_k < K
+    m2 = mk[:, None] & (offs_m < 24)[None, :]
+    src = fn_ptr + offs_m[None, :] * (4 * H) + offs_k[:, None]
+    w = tl.load(src, mask=m2, other=0.0)
+    if SUM4:
+        w = ((w + tl.load(src + H, mask=m2, other=0.0)) + tl.load(src + 2 * H, mask=m2, other=0.0)) + \
+            tl.load(src + 3 * H, mask=m2, other=0.0)
+    hi = w.to(tl.bfloat16)
+    lo = (w - hi.to(tl.float32)).to(tl.bfloat16)
+    dst = offs_k[:, None] * NM + offs_m[None, :]
+    tl.store(hi_ptr + dst, hi, mask=mk[:, None])
+    tl.store(lo_ptr + dst, lo, mask=mk[:, None])
+
+
+@triton.jit(do_not_specialize=["T", "chunks_per_split"])
+def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_ptr, wlo_ptr, rout_ptr, u_ptr,
+                       aux_ptr, wmix_ptr, wsq_ptr, T, H, chunks_per_split, zero,
+                       FIRST: tl.constexpr, AUX: tl.constexpr, PRESPLIT: tl.constexpr, PTX: tl.constexpr,
+                       BT: tl.constexpr, BH: tl.constexpr, NM: tl.constexpr):
+    # one program: BT tokens x one contiguous range of H; each weight tile serves all BT tokens
+    pid_s = tl.program_id(1)
+    offs_t = tl.program_id(0) * BT + tl.arange(0, BT)
+    mt = offs_t < T
+    t64 = offs_t.to(tl.int64)
+    offs_m = tl.arange(0, NM)
+    mm = offs_m < 24
+    sq_u = tl.zeros([BT], dtype=tl.float32)
+    sq_r = tl.zeros([BT], dtype=tl.float32)
+    mix = tl.zeros([BT, NM], dtype=tl.float32)
+    h0 = pid_s * chunks_per_split * BH
+    for c in range(0, chunks_per_split):
+        offs_h = h0 + c * BH + tl.arange(0, BH)
+        mh = offs_h < H
+        m2 = mt[:, None] & mh[None, :]
+        row = t64[:, None] * H + offs_h[None, :]
+        rrow = t64[:, None] * (4 * H) + offs_h[None, :]
+        tc = t64 + c * zero                                              # == t64, reloaded per step
+        fb = tl.load(f_ptr + row, mask=m2, other=0.0)
+        if FIRST:
+            # four identical streams: one projection (onto fn_0 + .. + fn_3), one sum of squares
+            for j in tl.static_range(4):
+                tl.store(rout_ptr + rrow + j * H, fb, mask=m2)
+            tl.store(u_ptr + row, fb, mask=m2)
+            x = fb.to(tl.float32)
+            sq = tl.sum(x * x, axis=1)
+            sq_u += sq
+            sq_r += 4.0 * sq
+            if PRESPLIT:
+                wo = offs_h[:, None] * NM + offs_m[None, :]
+                mix = _dot_hilo(fb, tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
+                                tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0), mix, PTX)
+            else:
+                wp = fn_ptr + offs_m[None, :] * (4 * H) + offs_h[:, None]
+                wm = mm[None, :] & mh[:, None]
+                w = tl.load(wp, mask=wm, other=0.0) + tl.load(wp + H, mask=wm, other=0.0)
+                w = (w + tl.load(wp + 2 * H, mask=wm, other=0.0)) + tl.load(wp + 3 * H, mask=wm, other=0.0)
+                mix = _dot_bf16x2(fb, w, mix, PTX)
+        else:
+            f = fb.to(tl.float32)
+            r0 = tl.load(r_ptr + rrow, mask=m2, other=0.0).to(tl.float32)
+            r1 = tl.load(r_ptr + rrow + H, mask=m2, other=0.0).to(tl.float32)
+            r2 = tl.load(r_ptr + rrow + 2 * H, mask=m2, other=0.0).to(tl.float32)
+            r3 = tl.load(r_ptr + rrow + 3 * H, mask=m2, other=0.0).to(tl.float32)
+            for j in tl.static_range(4):
+                rj = _post_stream(f, r0, r1, r2, r3, post_ptr, comb_ptr, tc, mt, j, PTX)
+                tl.store(rout_ptr + rrow + j * H, rj, mask=m2)
+                x = rj.to(tl.float32)
+                sq_r += tl.sum(x * x, axis=1)
+                if PRESPLIT:                                             # bf16 halves, [BH, NM], contiguous rows
+                    wo = (j * H + offs_h)[:, None] * NM + offs_m[None, :]
+                    mix = _dot_hilo(_opaque(rj, PTX), tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
+                                    tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0), mix, PTX)
+                else:                                                    # fn[:, jH + h]^T, split here
+                    w = tl.load(fn_ptr + offs_m[None, :] * (4 * H) + j * H + offs_h[:, None],
+                                mask=mm[None, :] & mh[:, None], other=0.0)
+                    mix = _dot_bf16x2(_opaque(rj, PTX), w, mix, PTX)
+                pj = tl.load(pre_ptr + tc * 4 + j, mask=mt, other=0.0)
+                if j == 0:
+                    u = _mul_rn(pj[:, None], x, PTX)
+                else:
+                    u = _add_rn(u, _mul_rn(pj[:, None], x, PTX), PTX)
+                if AUX:
+                    if j == 0:
+                        s = x
+                    else:
+                        s = _add_rn(s, x, PTX)
+            ub = _bf16_rn(u, PTX)
+            tl.store(u_ptr + row, ub, mask=m2)
+            uf = ub.to(tl.float32)
+            sq_u += tl.sum(uf * uf, axis=1)
+            if AUX:
+                tl.store(aux_ptr + row, _bf16_rn(s * 0.25, PTX), mask=m2)
+    ws = pid_s * T + t64
+    tl.store(wmix_ptr + ws[:, None] * NM + offs_m[None, :], mix, mask=mt[:, None])
+    tl.store(wsq_ptr + ws * 2, sq_u, mask=mt)
+    tl.store(wsq_ptr + ws * 2 + 1, sq_r, mask=mt)
+
+
+@triton.jit(do_not_specialize=["T", "chunks_per_prog"])
+def _mhc_gates_kernel(wmix_ptr, wsq_ptr, scale_ptr, base_ptr, nw_ptr, x_ptr, post_ptr, comb_ptr, pre_ptr,
+                      T, H, n_split, chunks_per_prog, rms_eps, norm_eps, hc_eps, post_mult,
+                      ITERS: tl.constexpr, NORM: tl.constexpr, PTX: tl.constexpr, BT: tl.constexpr,
+                      BH: tl.constexpr, SB: tl.constexpr, NM: tl.constexpr):
+    # the split partials of BT tokens are read SB splits at a time as one [BT, SB, ...] tile (independent loads)
+    pid_h = tl.program_id(1)
+    offs_t = tl.program_id(0) * BT + tl.arange(0, BT)
+    mt = offs_t < T
+    t64 = offs_t.to(tl.int64)
+    offs_s = tl.arange(0, SB)
+    if NORM:
+        sq_u = tl.zeros([BT], dtype=tl.float32)
+        for i in range(0, tl.cdiv(n_split, SB)):
+            ss = i * SB + offs_s
+            ws = ss.to(tl.int64)[None, :] * T + t64[:, None]
+            ms = mt[:, None] & (ss < n_split)[None, :]
+            sq_u += tl.sum(tl.load(wsq_ptr + ws * 2, mask=ms, other=0.0), axis=1)
+        rstd = tl.rsqrt(sq_u / H + norm_eps)
+        for c in range(0, chunks_per_prog):
+            offs_h = (pid_h * chunks_per_prog + c) * BH + tl.arange(0, BH)
+            mh = offs_h < H
+            m2 = mt[:, None] & mh[None, :]
+            ptrs = x_ptr + t64[:, None] * H + offs_h[None, :]
+            u = tl.load(ptrs, mask=m2, other=0.0).to(tl.float32)
+            w = tl.load(nw_ptr + offs_h, mask=mh, other=0.0).to(tl.float32)
+            tl.store(ptrs, _bf16_rn((u * rstd[:, None]) * w[None, :], PTX), mask=m2)
+    if pid_h == 0:
+        j4 = tl.arange(0, 4)
+        j16 = tl.arange(0, 16)
+        sq_r = tl.zeros([BT], dtype=tl.float32)
+        a_pre = tl.zeros([BT, 4], dtype=tl.float32)
+        a_post = tl.zeros([BT, 4], dtype=tl.float32)
+        a_comb = tl.zeros([BT, 16], dtype=tl.float32)
+        for i in range(0, tl.cdiv(n_split, SB)):
+            ss = i * SB + offs_s
+            ws = ss.to(tl.int64)[None, :] * T + t64[:, None]              # [BT, SB]
+            ms = mt[:, None] & (ss < n_split)[None, :]
+            sq_r += tl.sum(tl.load(wsq_ptr + ws * 2 + 1, mask=ms, other=0.0), axis=1)
+            p3 = wmix_ptr + ws[:, :, None] * NM
+            m4 = ms[:, :, None] & (j4 < 4)[None, None, :]
+            m16 = ms[:, :, None] & (j16 < 16)[None, None, :]
+            a_pre += tl.sum(tl.load(p3 + j4[None, None, :], mask=m4, other=0.0), axis=1)
+            a_post += tl.sum(tl.load(p3 + 4 + j4[None, None, :], mask=m4, other=0.0), axis=1)
+            a_comb += tl.sum(tl.load(p3 + 8 + j16[None, None, :], mask=m16, other=0.0), axis=1)
+        rs = tl.rsqrt(sq_r / (4 * H) + rms_eps)
+        s0_ = tl.load(scale_ptr)
+        s1_ = tl.load(scale_ptr + 1)
+        s2_ = tl.load(scale_ptr + 2)
+        pre = tl.sigmoid(a_pre * rs[:, None] * s0_ + tl.load(base_ptr + j4)[None, :]) + hc_eps
+        post = tl.sigmoid(a_post * rs[:, None] * s1_ + tl.load(base_ptr + 4 + j4)[None, :]) * post_mult
+        cm = tl.reshape(a_comb * rs[:, None] * s2_ + tl.load(base_ptr + 8 + j16)[None, :], [BT, 4, 4])
+        # Sinkhorn on [BT, 4, 4]: every token's matrix at once, rows (axis 2) then columns (axis 1)
+        cm = tl.exp(cm - tl.max(cm, axis=2)[:, :, None])
+        cm = cm / tl.sum(cm, axis=2)[:, :, None] + hc_eps
+        cm = cm / (tl.sum(cm, axis=1)[:, None, :] + hc_eps)
+        for _ in tl.static_range(ITERS - 1):
+            cm = cm / (tl.sum(cm, axis=2)[:, :, None] + hc_eps)
+            cm = cm / (tl.sum(cm, axis=1)[:, None, :] + hc_eps)
+        m2 = mt[:, None] & (j4 < 4)[None, :]
+        m3 = mt[:, None, None] & (j4 < 4)[None, :, None] & (j4 < 4)[None, None, :]
+        jk = j4[:, None] * 4 + j4[None, :]
+        tl.store(pre_ptr + offs_t[:, None] * 4 + j4[None, :], pre, mask=m2)
+        tl.store(post_ptr + offs_t[:, None] * 4 + j4[None, :], post, mask=m2)
+        tl.store(comb_ptr + offs_t[:, None, None] * 16 + jk[None, :, :], cm, mask=m3)
+
+
 # %% ../../nbs/04a_mhc.ipynb #8f6da14a
 class MhcSeamTile(NamedTuple):
-    "Launch tile of the seam (and first-site) kernel and of its finishing kernel."
+    "Launch tile of the seam (and first-site) kernels; `kernel` names the pair of kernels it launches."
     block_t: int        # tokens per program (>= 16: the projection is a tl.dot)
     block_h: int        # hidden columns per step
     n_split: int        # programs along H (partial gates summed by the finishing kernel)
     num_warps: int
     num_stages: int = 1     # > 1: Triton pipelines the chunk loads through shared memory (cp.async)
-    fin_block_t: int = 16
+    fin_block_t: int = 16   # tokens per program of the finishing kernel
     fin_block_h: int = 512
     fin_split: int = 8  # programs along H of the finishing kernel (the RMSNorm pass)
+    kernel: str = "v2"  # "v2": _mhc_stream_kernel + _mhc_gates_kernel; "v1": _mhc_seam_kernel + _mhc_finish_kernel
+    presplit: bool = False  # v2: split fn into bf16 halves once per call (_mhc_split_fn_kernel), not per program
 
 
 class MhcPostTile(NamedTuple):
@@ -378,19 +565,52 @@ class MhcPostTile(NamedTuple):
 
 _NM = 32                 # the 24 gate logits padded to a power of two
 _TARGET_PROGRAMS = 264   # ~2 programs per SM on an A100 (108 SMs) or an H200 (132)
+_STREAM_PROGRAMS = 1056  # v2: ~8 short programs per SM, so the last wave is a small part of the call
+_FIN_TILE = 256          # v2 finishing kernel: tokens x splits read per step (x 16 fp32 partials)
+_SPLIT_BK = 128          # rows of fn^T per program of _mhc_split_fn_kernel
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def _finish_tile(T: int, H: int, split: int) -> tuple[int, int]:
+    """(fin_block_t, fin_split) of the v2 finishing kernel: few tokens per program when there are many splits
+    (all of a token's partials in one [tokens, splits, 16] tile), and enough programs along H for the RMSNorm."""
+    fbt = max(1, min(16, _FIN_TILE // min(128, _next_pow2(split))))
+    return fbt, max(1, min(triton.cdiv(H, 512), triton.cdiv(_TARGET_PROGRAMS, triton.cdiv(T, fbt))))
+
+
+def v2_tile(T: int, H: int, block_t: int, block_h: int, num_warps: int, presplit: bool, num_stages: int = 1,
+            programs: int = _STREAM_PROGRAMS) -> MhcSeamTile:
+    "A v2 tile: H split over programs until the grid has about `programs` programs; the finishing tile to match."
+    n_tb, n_ch = triton.cdiv(T, block_t), triton.cdiv(H, block_h)
+    split = max(1, min(n_ch, triton.cdiv(programs, n_tb)))
+    fbt, fin_split = _finish_tile(T, H, split)
+    return MhcSeamTile(block_t, block_h, split, num_warps, num_stages, fbt, 512, fin_split, "v2", presplit)
 
 
 def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
-    """The default tile: 16 tokens x 64 columns per step (168 registers, no spills, 3 programs per SM; with the
-    tap, 8 warps keep it from spilling); H is split over programs until the grid has ~2 programs per SM, so
-    small calls still use every SM."""
+    """The default (v2) tile. Up to 16 tokens: 16 x 64 per step, fn split in the kernel (no extra launch); the
+    tap needs 8 warps there to stay clear of spills. From 17 tokens on: fn split once per call, 32 x 32 per step
+    and 4 warps (148 registers, 3 programs per SM), 32 x 64 and 8 warps with the tap."""
     if interpreter:
-        return MhcSeamTile(16, 32, 2, 4, 1, 16, 32, 2)
+        return MhcSeamTile(16, 32, 2, 4, 1, 2, 32, 2)
+    if T <= 16:
+        return v2_tile(T, H, 16, 64, 8 if aux else 4, False)
+    return v2_tile(T, H, 32, 64, 8, True) if aux else v2_tile(T, H, 32, 32, 4, True)
+
+
+def seam_tile_v1(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
+    """The first kernel pair's tile, kept for comparison: 16 tokens x 64 columns per step (168 registers, 3
+    programs per SM; with the tap, 8 warps keep it from spilling), H split until ~2 programs per SM."""
+    if interpreter:
+        return MhcSeamTile(16, 32, 2, 4, 1, 16, 32, 2, "v1")
     bt, bh = 16, 64
     n_tb, n_ch = triton.cdiv(T, bt), triton.cdiv(H, bh)
     split = max(1, min(n_ch, triton.cdiv(_TARGET_PROGRAMS, n_tb)))
     fin_split = max(1, min(triton.cdiv(H, 512), triton.cdiv(_TARGET_PROGRAMS, triton.cdiv(T, 16))))
-    return MhcSeamTile(bt, bh, split, 8 if aux else 4, 1, 16, 512, fin_split)
+    return MhcSeamTile(bt, bh, split, 8 if aux else 4, 1, 16, 512, fin_split, "v1")
 
 
 def _check_params(fn, scale, base, norm_weight, H, dev):
@@ -427,6 +647,8 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
     cfg = cfg or seam_tile(T, H, backend == "interpreter", capture_aux)
     if cfg.block_t < 16:
         raise InputError(f"config.block_t must be >= 16 (the gate projection is a tl.dot), got {cfg.block_t}")
+    if cfg.kernel not in ("v1", "v2"):
+        raise InputError(f"config.kernel must be 'v1' or 'v2', got {cfg.kernel!r}")
     n_ch = triton.cdiv(H, cfg.block_h)
     cps = triton.cdiv(n_ch, min(cfg.n_split, n_ch))          # chunks of block_h per program
     split = triton.cdiv(n_ch, cps)
@@ -434,27 +656,45 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
     wsq = torch.empty(split, T, 2, dtype=torch.float32, device=f.device)      # partial sums of squares
     ptx = backend != "interpreter"
     x = out.layer_input
-    launch(_mhc_seam_kernel, (triton.cdiv(T, cfg.block_t), split),
-           f, f if first else residual, f if first else post, f if first else comb, f if first else pre, fn,
-           out.residual, x, out.aux if capture_aux else x, wmix, wsq, T, H, cps, 0,
-           FIRST=first, AUX=capture_aux, PTX=ptx, BT=cfg.block_t, BH=cfg.block_h, NM=_NM,
-           num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    grid = (triton.cdiv(T, cfg.block_t), split)
+    ins = (f, f if first else residual, f if first else post, f if first else comb, f if first else pre, fn)
+    outs = (out.residual, x, out.aux if capture_aux else x, wmix, wsq, T, H, cps, 0)
+    common = dict(FIRST=first, AUX=capture_aux, PTX=ptx, BT=cfg.block_t, BH=cfg.block_h, NM=_NM,
+                  num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    if cfg.kernel == "v1":
+        launch(_mhc_seam_kernel, grid, *ins, *outs, **common)
+    else:
+        whi = wlo = fn
+        if cfg.presplit:
+            K = H if first else HC * H
+            whi = torch.empty(K, _NM, dtype=torch.bfloat16, device=f.device)
+            wlo = torch.empty(K, _NM, dtype=torch.bfloat16, device=f.device)
+            launch(_mhc_split_fn_kernel, (triton.cdiv(K, _SPLIT_BK),), fn, whi, wlo, H, K, SUM4=first,
+                   BK=_SPLIT_BK, NM=_NM, num_warps=4, num_stages=1)
+        launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, PRESPLIT=cfg.presplit, **common)
     _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx)
     return out
 
 
 def _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx):
-    "Sum the split partials into the gates and normalise the collapse in place (`_mhc_finish_kernel`)."
+    """Sum the split partials into the gates and normalise the collapse in place (`_mhc_gates_kernel`, or
+    `_mhc_finish_kernel` for a v1 tile)."""
     T, H = out.layer_input.shape
     x = out.layer_input
     norm = norm_weight is not None
     n_fch = triton.cdiv(H, cfg.fin_block_h)
     fcpp = triton.cdiv(n_fch, min(cfg.fin_split, n_fch)) if norm else n_fch
-    launch(_mhc_finish_kernel, (triton.cdiv(T, cfg.fin_block_t), triton.cdiv(n_fch, fcpp)),
-           wmix, wsq, scale, base, norm_weight if norm else x, x, out.post, out.comb, out.pre,
-           T, H, split, fcpp, float(consts.rms_eps), float(consts.norm_eps), float(consts.hc_eps),
-           float(consts.post_mult), ITERS=consts.sinkhorn_iters, NORM=norm, PTX=ptx, BT=cfg.fin_block_t,
-           BH=cfg.fin_block_h, NM=_NM, num_warps=4, num_stages=1)
+    args = (wmix, wsq, scale, base, norm_weight if norm else x, x, out.post, out.comb, out.pre,
+            T, H, split, fcpp, float(consts.rms_eps), float(consts.norm_eps), float(consts.hc_eps),
+            float(consts.post_mult))
+    grid = (triton.cdiv(T, cfg.fin_block_t), triton.cdiv(n_fch, fcpp))
+    common = dict(ITERS=consts.sinkhorn_iters, NORM=norm, PTX=ptx, BT=cfg.fin_block_t, BH=cfg.fin_block_h, NM=_NM,
+                  num_warps=4, num_stages=1)
+    if cfg.kernel == "v1":
+        launch(_mhc_finish_kernel, grid, *args, **common)
+    else:
+        sb = max(1, min(_next_pow2(split), _FIN_TILE // cfg.fin_block_t))
+        launch(_mhc_gates_kernel, grid, *args, SB=sb, **common)
 
 
 def _torch_out(ref: MhcOut) -> MhcOut:
@@ -651,7 +891,9 @@ def mhc_fused_post_pre_delayed_tilelang(f, residual, post, comb, pre, fn, scale,
     wmix = torch.empty(split, T, _NM, dtype=torch.float32, device=dev)
     wsq = torch.empty(split, T, 2, dtype=torch.float32, device=dev)
     _TL_KERNELS[H, split](f, residual, post, comb.view(T, HC * HC), pre, fn, out.residual, out.layer_input, wmix, wsq)
-    _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, seam_tile(T, H), True)
+    fbt, fin_split = _finish_tile(T, H, split)
+    _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts,
+                   seam_tile(T, H)._replace(fin_block_t=fbt, fin_split=fin_split), True)
     return out
 
 
@@ -688,8 +930,11 @@ def _mhc_aot_examples():
         post, pre = torch.empty(T, HC, device=meta), torch.empty(T, HC, device=meta)
         comb = torch.empty(T, HC, HC, device=meta)
         mhc_first_site(f, fn, scale, base, w)
+        mhc_first_site(f, fn, scale, base, w, config=seam_tile_v1(T, H))
         for aux in (False, True):
             mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, capture_aux=aux)
+            mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, capture_aux=aux,
+                                       config=seam_tile_v1(T, H, aux=aux))
         mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, None)
         mhc_post(f, R, post, comb)
 
@@ -721,6 +966,8 @@ def _bench_mhc_seam(ctx):
         t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed(*s, *params) for s in sets])
         tb = ctx.time([lambda s=s: mhc_seam_ref(*s, *params, dtype=torch.float32) for s in sets])
         ctx.row(case=f"seam T={T}", x=T, series="seam", time_s=t, baseline_s=tb, bytes=nbytes, T=T, H=H)
+        t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed(*s, *params, config=seam_tile_v1(T, H)) for s in sets])
+        ctx.row(case=f"seam v1 T={T}", x=T, series="seam (v1 kernels)", time_s=t, bytes=nbytes, T=T, H=H)
         if _tilelang_available():
             t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed_tilelang(*s, *params) for s in sets])
             ctx.row(case=f"seam TileLang T={T}", x=T, series="seam (TileLang pass)", time_s=t, bytes=nbytes, T=T, H=H)
@@ -733,24 +980,42 @@ def _bench_mhc_seam(ctx):
         tb = ctx.time([lambda s=s: mhc_first_site_ref(s[0], *params, dtype=torch.float32) for s in sets])
         ctx.row(case=f"first site T={T}", x=T, series="first site", time_s=t, baseline_s=tb, bytes=6 * H * 2 * T,
                 T=T, H=H)
+        t = ctx.time([lambda s=s: mhc_first_site(s[0], *params, config=seam_tile_v1(T, H)) for s in sets])
+        ctx.row(case=f"first site v1 T={T}", x=T, series="first site (v1 kernels)", time_s=t, bytes=6 * H * 2 * T,
+                T=T, H=H)
         del sets
 
 
-MHC_TUNE_TILES = (MhcSeamTile(16, 64, 40, 4), MhcSeamTile(16, 64, 20, 4), MhcSeamTile(16, 128, 40, 8),
-                  MhcSeamTile(16, 64, 1, 4, 2), MhcSeamTile(64, 32, 1, 8), MhcSeamTile(64, 32, 2, 8),
-                  MhcSeamTile(128, 16, 1, 8), MhcSeamTile(128, 16, 2, 8))
+MHC_TUNE_TILES = (MhcSeamTile(16, 64, 40, 4, kernel="v1"), MhcSeamTile(64, 32, 2, 8, kernel="v1"),
+                  MhcSeamTile(16, 64, 80, 4), MhcSeamTile(32, 32, 8, 4, presplit=True),
+                  MhcSeamTile(64, 32, 4, 8, presplit=True))     # fixed splits, for the GPU checks
+
+# v2 shapes the sweep times at every T, each at three grid sizes: (block_t, block_h, num_warps, presplit, num_stages)
+MHC_TUNE_SHAPES = ((16, 64, 4, False, 1), (16, 64, 4, True, 1), (32, 32, 4, True, 1), (32, 32, 4, True, 2),
+                   (32, 64, 8, True, 1), (64, 32, 8, True, 1), (64, 32, 4, True, 1))
 
 
-@benchmark("mhc_tune", "seam tiles at T = 12 and T = 8192 (H = 5120)")
+def _tune_tiles(T: int, H: int):
+    "(name, tile) pairs of the sweep at T: the v1 and v2 defaults, then every v2 shape at 4, 8 and 16 programs per SM."
+    yield "v1 default", seam_tile_v1(T, H)
+    yield "v2 default", seam_tile(T, H)
+    for bt, bh, nw, pres, st in MHC_TUNE_SHAPES:
+        for per_sm in (4, 8, 16):
+            tile = v2_tile(T, H, bt, bh, nw, pres, st, programs=132 * per_sm)
+            yield f"v2 {bt}x{bh} w{nw}{' presplit' if pres else ''} s{st} {per_sm}/SM", tile
+
+
+@benchmark("mhc_tune", "seam tiles, v1 and v2 kernels, at T = 12, 1024 and 8192 (H = 5120)")
 def _bench_mhc_tune(ctx):
     H = DSV41_HIDDEN
     params = mhc_site_params(H, ctx.device)
-    for T in (12, 8192):
+    for T in (12, 1024, 8192):
         sets = [_seam_inputs(T, H, ctx.device) for _ in range(ctx.n_sets(20 * H * T))]
-        for tile in MHC_TUNE_TILES + (seam_tile(T, H),):
+        for name, tile in _tune_tiles(T, H):
             t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed(*s, *params, config=tile) for s in sets])
-            ctx.row(case=f"T={T} {tuple(tile)}", x=T, series=f"T={T}", time_s=t, bytes=20 * H * T,
-                    tile=tuple(tile), default=tile == seam_tile(T, H))
+            ctx.row(case=f"T={T} {name}", x=T, series=f"T={T}", time_s=t, bytes=20 * H * T, tile=tuple(tile),
+                    default=name == "v2 default")
+
 
 # %% ../../nbs/04a_mhc.ipynb #94c6ae98
 import random
