@@ -577,7 +577,7 @@ def _next_pow2(n: int) -> int:
 def _finish_tile(T: int, H: int, split: int) -> tuple[int, int]:
     """(fin_block_t, fin_split) of the v2 finishing kernel: few tokens per program when there are many splits
     (all of a token's partials in one [tokens, splits, 16] tile), and enough programs along H for the RMSNorm."""
-    fbt = max(1, min(16, _FIN_TILE // min(128, _next_pow2(split))))
+    fbt = max(1, min(16, _FIN_TILE // min(_FIN_TILE, _next_pow2(split))))
     return fbt, max(1, min(triton.cdiv(H, 512), triton.cdiv(_TARGET_PROGRAMS, triton.cdiv(T, fbt))))
 
 
@@ -591,13 +591,13 @@ def v2_tile(T: int, H: int, block_t: int, block_h: int, num_warps: int, presplit
 
 
 def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
-    """The default (v2) tile. Up to 16 tokens: 16 x 64 per step, fn split in the kernel (no extra launch); the
-    tap needs 8 warps there to stay clear of spills. From 17 tokens on: fn split once per call, 32 x 32 per step
-    and 4 warps (148 registers, 3 programs per SM), 32 x 64 and 8 warps with the tap."""
+    """The default (v2) tile. Up to 16 tokens: 16 x 32 per step, fn split in the kernel (no extra launch), 4
+    warps (at most 128 registers, tap included), H split up to 160 ways. From 17 tokens on: fn split once per
+    call, 32 x 32 per step and 4 warps (148 registers, 3 programs per SM), 32 x 64 and 8 warps with the tap."""
     if interpreter:
         return MhcSeamTile(16, 32, 2, 4, 1, 2, 32, 2)
     if T <= 16:
-        return v2_tile(T, H, 16, 64, 8 if aux else 4, False)
+        return v2_tile(T, H, 16, 32, 4, False)
     return v2_tile(T, H, 32, 64, 8, True) if aux else v2_tile(T, H, 32, 32, 4, True)
 
 
@@ -991,7 +991,7 @@ MHC_TUNE_TILES = (MhcSeamTile(16, 64, 40, 4, kernel="v1"), MhcSeamTile(64, 32, 2
                   MhcSeamTile(64, 32, 4, 8, presplit=True))     # fixed splits, for the GPU checks
 
 # v2 shapes the sweep times at every T, each at three grid sizes: (block_t, block_h, num_warps, presplit, num_stages)
-MHC_TUNE_SHAPES = ((16, 64, 4, False, 1), (16, 64, 4, True, 1), (32, 32, 4, True, 1), (32, 32, 4, True, 2),
+MHC_TUNE_SHAPES = ((16, 64, 4, False, 1), (16, 32, 4, False, 1), (16, 64, 4, True, 1), (32, 32, 4, True, 1), (32, 32, 4, True, 2),
                    (32, 64, 8, True, 1), (64, 32, 8, True, 1), (64, 32, 4, True, 1))
 
 
