@@ -12,7 +12,7 @@ import torch
 from .. import core as _core
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
-from .fp8 import e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32
+from .fp8 import e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_scaled_bf16
 from .topk import CPU_TILE as TOPK_CPU_TILE, GPU_TILE as TOPK_GPU_TILE, _order_key, _run_topk
 from .topk import topk_indices, topk_indices_in_pool, topk_indices_ref, topk_indices_in_pool_ref
 import triton
@@ -221,16 +221,34 @@ class DecodeTile(NamedTuple):
     num_warps: int
     num_stages: int
     hist_bits: int = 10
+    ptx: int = 1             # 1: FP8 codes to bf16 with the packed PTX decode (4 codes per few instructions)
 
 
-DECODE_TILE = DecodeTile(64, 8, 4, 2, 10)        # 512 keys (66 KB of records) per program
+DECODE_TILE = DecodeTile(64, 8, 4, 2, 10, 1)     # 512 keys (66 KB of records) per program
+
+
+@triton.jit
+def _decode_key_tile_ptx(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr,
+                         SCALE_BYTES: tl.constexpr):
+    """`_decode_key_tile` with the packed PTX decode (bf16, exact for every finite E4M3 code). GPU only. The packed
+    decode reads the NaN codes 0x7F/0xFF as +-480, so a key holding one gets a NaN scale, as the exact decode would."""
+    ok = n < n_lim
+    blk = tl.load(bt_ptr + n // BLOCK_SIZE, mask=ok, other=0)
+    codes_off, scale_off = indexer_key_rows(blk.to(tl.int64) * BLOCK_SIZE + n % BLOCK_SIZE, block_stride, BLOCK_SIZE,
+                                            DIM, SCALE_BYTES)
+    codes = tl.load(cache_ptr + codes_off[None, :] + tl.arange(0, DIM)[:, None], mask=ok[None, :], other=0)
+    scale = tl.load((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)), mask=ok, other=0.0)
+    nan_key = tl.max(((codes & 0x7F) == 0x7F).to(tl.int32), axis=0) != 0
+    one = tl.full(codes.shape, 0x3F803F80, tl.int32)           # bf16 pair (1.0, 1.0): the scale comes after the dot
+    return e4m3x4_scaled_bf16(codes, one), tl.where(nan_key, float("nan"), scale)
 
 
 @triton.jit(do_not_specialize=["bt_stride", "out_stride"])
 def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride,
                                 hist_ptr, block_stride, K, H: tl.constexpr, DIM: tl.constexpr,
                                 BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr,
-                                TILES: tl.constexpr, BITS: tl.constexpr, F32: tl.constexpr):
+                                TILES: tl.constexpr, BITS: tl.constexpr, F32: tl.constexpr,
+                                PTX: tl.constexpr):
     b = tl.program_id(0).to(tl.int64)
     start = tl.program_id(1) * (TILES * BLOCK_N)
     lim = tl.load(lens_ptr + b)
@@ -243,8 +261,12 @@ def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_st
         counts = tl.zeros([1 << BITS], tl.int32)
         for i in range(TILES):
             n = start + i * BLOCK_N + tl.arange(0, BLOCK_N)
-            kt, scale = _decode_key_tile(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
-                                         SCALE_BYTES, F32)
+            if PTX:
+                kt, scale = _decode_key_tile_ptx(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE,
+                                                 DIM, SCALE_BYTES)
+            else:
+                kt, scale = _decode_key_tile(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
+                                             SCALE_BYTES, F32)
             s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                      # [H, BLOCK_N]
             sc = tl.sum(s * w[:, None], axis=0)
             tl.store(out_ptr + b * out_stride + n, sc, mask=n < lim)
@@ -269,9 +291,9 @@ def _check_decode_tile(config):
         return _check_tile(config)
     ok = isinstance(config, DecodeTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
     if not ok or any(v <= 0 or v & (v - 1) for v in config[:3]) or config.block_n < 16 or config.num_stages < 1 \
-            or config.hist_bits not in (0, 8, 9, 10, 11):
+            or config.hist_bits not in (0, 8, 9, 10, 11) or config.ptx not in (0, 1):
         raise InputError(f"config: expected an IndexerTile or a DecodeTile (block_n, tiles, num_warps powers of two, "
-                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11), got {config!r}")
+                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0 or 1), got {config!r}")
     return config
 
 
@@ -369,7 +391,7 @@ def indexer_topk_decode(
                block_table, block_table.stride(0), scores_out, scores_out.stride(0), hist, k_cache.shape[1], k,
                H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
                BLOCK_N=cfg.block_n, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), F32=_core.interpreting(),
-               num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+               PTX=bool(cfg.ptx) and not _core.interpreting(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
         if hist is not None:
             out = torch.empty(B, k, dtype=torch.int32, device=q.device)
             return _run_topk(scores_out, n_entries, k, None, 1, out, topk_tile, hist=hist)
@@ -393,32 +415,33 @@ PREFILL_TUNE = {"v1": PREFILL_V1, "rows 128x64 w8 s3": PREFILL,
                 "rows 128x128 w8 s2": PrefillConfig(IndexerTile(128, 128, 8, 2))}
 
 
-@triton.jit(do_not_specialize=["r0", "r1", "n_cols", "out_stride", "ratio"])
-def _indexer_prefill_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, r0, r1, n_cols, out_stride,
+@triton.jit(do_not_specialize=["n_rows", "n_cols", "out_stride", "ratio"])
+def _indexer_prefill_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, n_rows, n_cols, out_stride,
                             block_stride, ratio, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                             SCALE_BYTES: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_N: tl.constexpr,
                             F32: tl.constexpr):
-    "Scores of query rows r0..r1-1 (out row t - r0) against keys 0..n_cols-1; only causal scores are written."
-    t = r0 + tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
-    t_ok = t < r1
-    lim = tl.where(t_ok, (tl.load(pos_ptr + t, mask=t_ok, other=0).to(tl.int64) + 1) // ratio, 0)
-    n_first = tl.program_id(1) * BLOCK_N
-    if n_first < tl.max(lim, axis=0):                 # a tile no row of the block sees is skipped
-        n = n_first + tl.arange(0, BLOCK_N)
-        kt, scale = _decode_key_tile(cache_ptr, bt_ptr, n, n_cols, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, F32)
-        d = tl.arange(0, DIM)
-        tq = t.to(tl.int64)
-        acc = tl.zeros([BLOCK_T, BLOCK_N], tl.float32)
-        for h in range(H):
-            q = tl.load(q_ptr + (tq[:, None] * H + h) * DIM + d[None, :], mask=t_ok[:, None], other=0.0)
-            if F32:
-                q = q.to(tl.float32)
-            s = tl.dot(q, kt)
-            w = tl.load(w_ptr + tq * H + h, mask=t_ok, other=0.0)
-            acc += tl.maximum(s, 0.0) * w[:, None]
-        acc = acc * scale[None, :]                    # a power of two > 0: ReLU(s) * w * scale = ReLU(s * scale) * w
-        ok = t_ok[:, None] & (n[None, :] < lim[:, None])
-        tl.store(out_ptr + (tq - r0)[:, None] * out_stride + n[None, :], acc, mask=ok)
+    "Scores of query rows 0..n_rows-1 against keys 0..n_cols-1 (-inf past a row's causal entries)."
+    t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    t_ok = t < n_rows
+    lim = (tl.load(pos_ptr + t, mask=t_ok, other=-1).to(tl.int64) + 1) // ratio      # causal entries; 0 past the rows
+    top = tl.max(lim, axis=0)
+    go = tl.program_id(1) * BLOCK_N < top              # some row of the block sees this key tile
+    kt, scale = _decode_key_tile(cache_ptr, bt_ptr, n, tl.minimum(n_cols, top), block_stride, BLOCK_SIZE, DIM,
+                                 SCALE_BYTES, F32)
+    d = tl.arange(0, DIM)
+    acc = tl.zeros([BLOCK_T, BLOCK_N], tl.float32)
+    tq = t.to(tl.int64)
+    for h in range(0, tl.where(go, H, 0)):             # a skipped tile runs no product (a trip count, not a branch)
+        q = tl.load(q_ptr + (tq[:, None] * H + h) * DIM + d[None, :], mask=t_ok[:, None], other=0.0)
+        if F32:
+            q = q.to(tl.float32)
+        s = tl.dot(q, kt)
+        w = tl.load(w_ptr + tq * H + h, mask=t_ok, other=0.0)
+        acc += tl.maximum(s, 0.0) * w[:, None]
+    # a scale is a power of two > 0: ReLU(s) * w * scale = ReLU(s * scale) * w, so it is applied once
+    acc = tl.where(n[None, :] < lim[:, None], acc * scale[None, :], float("-inf"))
+    tl.store(out_ptr + tq[:, None] * out_stride + n[None, :], acc, mask=t_ok[:, None] & (n < n_cols)[None, :] & go)
 
 
 def _prefill_key_chunks(q, weights, positions, n_row, N, k_cache, block_table, block_size, ratio, k, pool,
@@ -469,10 +492,11 @@ def _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, blo
         if Nc == 0:
             continue
         sc = buf[:(r1 - r0) * width].view(r1 - r0, width)[:, :Nc]
-        launch(_indexer_prefill_kernel, (triton.cdiv(r1 - r0, G), triton.cdiv(Nc, tile.block_n)), q, weights,
-               positions, k_cache, block_table, sc, r0, r1, Nc, width, k_cache.shape[1], ratio, H=q.shape[1],
-               DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes, BLOCK_T=G,
-               BLOCK_N=tile.block_n, F32=f32, num_warps=tile.num_warps, num_stages=tile.num_stages)
+        launch(_indexer_prefill_kernel, (triton.cdiv(r1 - r0, G), triton.cdiv(Nc, tile.block_n)), q[r0:r1],
+               weights[r0:r1], positions[r0:r1], k_cache, block_table, sc, r1 - r0, Nc, width, k_cache.shape[1],
+               ratio, H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes, BLOCK_T=G,
+               BLOCK_N=tile.block_n, F32=f32, num_warps=tile.num_warps,
+               num_stages=tile.num_stages)
         if record:
             break
         if not select:                                # the scores alone (a benchmark)
@@ -588,8 +612,9 @@ def _indexer_selftest(device) -> str:
     return f"64 tokens x 3,000 keys: scores rel. error {err:.1e}, top-512 sets agree on {agree:.4f}"
 
 
-DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16, 4, 2), DecodeTile(128, 4, 8, 2),
-                     DecodeTile(64, 8, 4, 3), DecodeTile(64, 8, 4, 2, 0))
+DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16, 4, 2), DecodeTile(64, 8, 8, 2),
+                     DecodeTile(64, 8, 4, 3), DecodeTile(64, 8, 4, 2, 0), DecodeTile(64, 8, 4, 2, 10, 0),
+                     DecodeTile(32, 16, 4, 2))
 
 
 @aot_examples
@@ -651,8 +676,8 @@ def _bench_indexer_decode_tune(ctx):
                                      q, w, n, cache, bt, bt.stride(0), ws, ws.stride(0),
                                      hist if cfg.hist_bits else None, cache.shape[1], DSV41.topk, H=32, DIM=128,
                                      BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, TILES=cfg.tiles,
-                                     BITS=max(cfg.hist_bits, 1), F32=False, num_warps=cfg.num_warps,
-                                     num_stages=cfg.num_stages)
+                                     BITS=max(cfg.hist_bits, 1), F32=False, PTX=bool(cfg.ptx),
+                                     num_warps=cfg.num_warps, num_stages=cfg.num_stages)
             t = ctx.time([run])
             ctx.row(case=f"scores {R}x{N} {tuple(cfg)}", x=N, series=f"scores batch {R} {tuple(cfg)}", time_s=t,
                     bytes=nbytes, R=R, N=N, tile=tuple(cfg), part="scores")
@@ -695,9 +720,10 @@ def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64):
     buf = torch.empty(T, C, device=ctx.device)
     if cfg.rows:
         return ctx.time([lambda: launch(_indexer_prefill_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n)),
-                                        q, w, pos, cache, bt, buf, 0, T, C, C, cache.shape[1], 1, H=32, DIM=128,
+                                        q, w, pos, cache, bt, buf, T, C, C, cache.shape[1], 1, H=32, DIM=128,
                                         BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
-                                        F32=False, num_warps=tile.num_warps, num_stages=tile.num_stages)])
+                                        F32=False, num_warps=tile.num_warps,
+                                        num_stages=tile.num_stages)])
     return ctx.time([lambda: launch(_indexer_scores_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n)),
                                     q, w, pos, cache, bt, buf, T, 0, C, C, cache.shape[1], 1, H=32, DIM=128,
                                     BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
