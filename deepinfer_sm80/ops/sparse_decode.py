@@ -1056,7 +1056,8 @@ def _bench_sparse_split_tune(ctx):
                     vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1)
 
 # %% ../../nbs/03e_sparse_decode.ipynb #b529c56c
-GROUPED_CASES = ((1, 1), (1, 6), (4, 6), (64, 4))    # (requests, tokens each): T = 1, 6, 24, 256
+# (requests, tokens each, compressed entries per request): T = 1, 6, 24, 256 (64 requests: 16K, 0.6 GB of caches)
+GROUPED_CASES = ((1, 1, 65_536), (1, 6, 65_536), (4, 6, 65_536), (64, 4, 16_384))
 
 
 def _grouped_sets(ctx, R, n, context=65_536, H=64, shared=0.875):
@@ -1081,31 +1082,31 @@ def _grouped_sets(ctx, R, n, context=65_536, H=64, shared=0.875):
 def _bench_sparse_decode_grouped_tune(ctx):
     check = random_grouped_decode_case(2, 4, 64, 512, 128, 65_536, ctx.device)
     ref = sparse_attn_decode_ref(**_per_token(check))
-    for R, n in GROUPED_CASES:
+    for R, n, context in GROUPED_CASES:
         T = R * n
-        sets = _grouped_sets(ctx, R, n)
+        sets = _grouped_sets(ctx, R, n, context)
         a0 = sets[0]
         union = decode_union(a0["token_starts"], n, a0["swa_indices"], a0["compressed_indices"])[4]
         u_entries = int(union.sum())                       # records the grouped kernel reads (once per head block)
-        info = dict(tokens=T, requests=R, tokens_per_request=n, union_entries=u_entries,
-                    union_bytes=u_entries * KV.record_bytes, per_token_entries=T * 640,
-                    flops=4 * T * 64 * 640 * HEAD_DIM)
+        info = dict(tokens=T, requests=R, tokens_per_request=n, context=context, union_entries=u_entries,
+                    union_bytes=u_entries * KV.record_bytes, per_token_entries=T * 640)
+        k = f"T={T} ({R}x{n}, {context // 1024}K)"
+        work = dict(bytes=_decode_bytes(T, 64, 640), flops=4 * T * 64 * 640 * HEAD_DIM)
         plan = plan_for(_per_token(a0))
         t_old = ctx.time([lambda a=a: sparse_attn_decode(**_per_token(a), plan=plan) for a in sets])
         t_f1 = ctx.time([lambda a=a: sparse_decode_floor(**_per_token(a), plan=plan_for(_per_token(a), tile=ONE_READ_TILE))
                          for a in sets])
-        ctx.row(case=f"T={T} ({R}x{n}) per_token (before)", x=T, series="per_token (before)", time_s=t_old,
-                baseline_s=t_f1, baseline="one-read floor (64-head programs, each token's records)",
-                bytes=_decode_bytes(T, 64, 640), splits=plan.splits, **info)
+        ctx.row(case=f"{k} per_token (before)", x=T, series="per_token (before)", time_s=t_old, baseline_s=t_f1,
+                baseline="one-read floor (64-head programs, each token's records)", splits=plan.splits, **work, **info)
         t_u = ctx.time([lambda a=a: decode_union(a["token_starts"], n, a["swa_indices"], a["compressed_indices"])
                         for a in sets])
-        ctx.row(case=f"T={T} ({R}x{n}) union only", x=T, series="union kernel", time_s=t_u, **info)
+        ctx.row(case=f"{k} union only", x=T, series="union kernel", time_s=t_u, **info)
         for name, tile in GROUP_TILES.items():
             err = rel_err(sparse_attn_decode_grouped(**check, tile=tile), ref)
             t = ctx.time([lambda a=a: sparse_attn_decode_grouped(**a, tile=tile) for a in sets])
-            ctx.row(case=f"T={T} ({R}x{n}) grouped {name}", x=T, series=f"grouped {name}", time_s=t, baseline_s=t_old,
-                    baseline="per_token kernel (same run)", bytes=_decode_bytes(T, 64, 640), config=tile._asdict(),
-                    rel_err=err, one_read_floor_s=t_f1, vs_one_read_floor=t / t_f1, **info)
+            ctx.row(case=f"{k} grouped {name}", x=T, series=f"grouped {name}", time_s=t, baseline_s=t_old,
+                    baseline="per_token kernel (same run)", config=tile._asdict(), rel_err=err, one_read_floor_s=t_f1,
+                    vs_one_read_floor=t / t_f1, **work, **info)
 
 # %% ../../nbs/03e_sparse_decode.ipynb #6ff0bfe1
 @aot_examples
