@@ -400,6 +400,9 @@ def indexer_topk_decode(
     return topk_indices_in_pool(scores_out, pool, k, n_entries, pool_block)
 
 # %% ../../nbs/03g_indexer.ipynb #e9a1c002
+from ..core import allow_shared_memory
+
+
 class PrefillConfig(NamedTuple):
     "How `indexer_topk_prefill` works: the scoring tile, and chunks of query rows (`rows`) or of keys (the first method)."
     tile: IndexerTile
@@ -407,12 +410,14 @@ class PrefillConfig(NamedTuple):
 
 
 PREFILL_V1 = PrefillConfig(PREFILL_TILE, rows=False)            # key chunks, running top-k, every tile scored
-PREFILL = PrefillConfig(IndexerTile(128, 64, 8, 3))            # row chunks, causal tiles only, one top-k per chunk
-PREFILL_TUNE = {"v1": PREFILL_V1, "rows 128x64 w8 s3": PREFILL,
+PREFILL = PrefillConfig(IndexerTile(128, 64, 8, 2))            # row chunks, causal tiles only, one top-k per chunk
+PREFILL_TUNE = {"v1": PREFILL_V1, "rows 128x64 w8 s2": PREFILL,
                 "rows 64x64 w4 s2": PrefillConfig(IndexerTile(64, 64, 4, 2)),
-                "rows 64x128 w4 s2": PrefillConfig(IndexerTile(64, 128, 4, 2)),
-                "rows 128x64 w4 s3": PrefillConfig(IndexerTile(128, 64, 4, 3)),
-                "rows 128x128 w8 s2": PrefillConfig(IndexerTile(128, 128, 8, 2))}
+                "rows 64x64 w4 s3": PrefillConfig(IndexerTile(64, 64, 4, 3)),
+                "rows 64x128 w8 s2": PrefillConfig(IndexerTile(64, 128, 8, 2)),
+                "rows 128x64 w8 s3": PrefillConfig(IndexerTile(128, 64, 8, 3))}
+allow_shared_memory("_indexer_prefill_kernel", 81920, "the tuning variant 128x64 with three cp.async stages of "
+                    "32 KB query tiles; the default (two stages) takes 48 KB")
 
 
 @triton.jit(do_not_specialize=["n_rows", "n_cols", "out_stride", "ratio"])
