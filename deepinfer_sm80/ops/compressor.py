@@ -5,6 +5,7 @@
 # %% ../../nbs/03f_compressor.ipynb #de8a1f13
 from __future__ import annotations
 
+import itertools
 import math
 from typing import NamedTuple
 
@@ -18,9 +19,10 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['ROPE_DIM', 'text_config', 'compress_rope_inv_freq', 'rope_cos_sin_table', 'rope_tail_ref', 'CompressorSpec',
-           'compressor_spec', 'CompressorState', 'CompressedEntries', 'pool_entries_ref', 'compress_ref', 'entry_slots',
-           'compressed_rows_ref', 'compress_and_insert_ref', 'indexer_key_ref', 'insert_indexer_keys_ref',
+__all__ = ['ROPE_DIM', 'COMPRESS_V1', 'COMPRESS_ROWS', 'COMPRESS_CONFIGS', 'text_config', 'compress_rope_inv_freq',
+           'rope_cos_sin_table', 'rope_tail_ref', 'CompressorSpec', 'compressor_spec', 'CompressorState',
+           'CompressedEntries', 'pool_entries_ref', 'compress_ref', 'entry_slots', 'compressed_rows_ref',
+           'compress_and_insert_ref', 'indexer_key_ref', 'insert_indexer_keys_ref', 'CompressorConfig',
            'compress_and_insert', 'insert_indexer_keys']
 
 # %% ../../nbs/03f_compressor.ipynb #82748ccf
@@ -361,6 +363,130 @@ def _compress_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, 
             _store_record_132(x, cache_ptr, slot, block_stride, BLOCK_SIZE, SCALE_FLOOR)
 
 
+@triton.jit
+def _rope_pairs_rows(x, cos_sin_ptr, pos, ok, BE: tl.constexpr, D: tl.constexpr, ROPE: tl.constexpr):
+    "`_rope_pairs` on rows x [BE, D] at positions pos [BE] (rows where `ok` is false read no table row)."
+    ev, od = tl.split(tl.reshape(x, (BE, D // 2, 2)))
+    k = tl.arange(0, D // 2) - (D - ROPE) // 2
+    on = ok[:, None] & (k >= 0)[None, :]
+    base = cos_sin_ptr + pos.to(tl.int64)[:, None] * ROPE + tl.maximum(k, 0)[None, :]
+    c = tl.load(base, mask=on, other=1.0)
+    s = tl.load(base + ROPE // 2, mask=on, other=0.0)
+    return tl.interleave(ev * c - od * s, od * c + ev * s)
+
+
+@triton.jit
+def _store_records_584(x, ok, cache_ptr, slot, block_stride, BE: tl.constexpr, BLOCK_SIZE: tl.constexpr,
+                       NOPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
+                       SCALE_BYTES: tl.constexpr, SCALE_FLOOR: tl.constexpr):
+    "`_store_record_584` of rows x [BE, 512] at slots [BE] (rows where `ok` is false store nothing)."
+    NG: tl.constexpr = 512 // GROUP
+    g = tl.reshape(x, (BE, NG, GROUP))
+    amax = tl.maximum(tl.max(tl.abs(g), axis=2), SCALE_FLOOR)
+    e = e4m3_scale_exponent(amax)
+    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
+    codes = tl.reshape(f32_to_e4m3_finite(g * inv[:, :, None]).to(tl.uint8), (BE, 512))
+    data, scale_row = slot_rows(slot, block_stride, BLOCK_SIZE, DATA_BYTES, SCALE_BYTES)
+    d = tl.arange(0, 512)
+    tl.store(cache_ptr + data[:, None] + d[None, :], codes, mask=ok[:, None] & (d < NOPE)[None, :])
+    rope_ptr = (cache_ptr + data + NOPE).to(tl.pointer_type(tl.bfloat16))
+    tl.store(rope_ptr[:, None] + (d - NOPE)[None, :], x.to(tl.bfloat16), mask=ok[:, None] & (d >= NOPE)[None, :])
+    gi = tl.arange(0, NG)
+    tl.store(cache_ptr + scale_row[:, None] + gi[None, :], tl.where(gi < NOPE // GROUP, e + 127, 0).to(tl.uint8),
+             mask=ok[:, None])
+
+
+@triton.jit
+def _store_records_132(x, ok, cache_ptr, slot, block_stride, BLOCK_SIZE: tl.constexpr, SCALE_FLOOR: tl.constexpr):
+    "`_store_record_132` of keys x [BE, 128] at slots [BE] (rows where `ok` is false store nothing)."
+    amax = tl.maximum(tl.max(tl.abs(x), axis=1), SCALE_FLOOR)
+    e = e4m3_scale_exponent(amax)
+    inv = ((127 - e) << 23).to(tl.float32, bitcast=True)
+    codes_off, scale_off = indexer_key_rows(slot, block_stride, BLOCK_SIZE, 128, 4)
+    tl.store(cache_ptr + codes_off[:, None] + tl.arange(0, 128)[None, :],
+             f32_to_e4m3_finite(x * inv[:, None]).to(tl.uint8), mask=ok[:, None])
+    tl.store((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)),
+             ((e + 127) << 23).to(tl.float32, bitcast=True), mask=ok)
+
+
+@triton.jit(do_not_specialize=["row_stride", "tail_stride", "bt_stride", "eps"])
+def _compress_rows_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, eoff_ptr, tail_kv_ptr,
+                          tail_score_ptr, tail_stride, bias_ptr, norm_ptr, eps, cos_sin_ptr, cache_ptr, bt_ptr,
+                          bt_stride, block_stride, latent_ptr, out_req_ptr, out_entry_ptr, RATIO: tl.constexpr,
+                          SPAN: tl.constexpr, KEEP: tl.constexpr, D: tl.constexpr, W: tl.constexpr,
+                          OVERLAP: tl.constexpr, HAS_SCORE: tl.constexpr, HAS_BIAS: tl.constexpr,
+                          RECORD: tl.constexpr, BLOCK_SIZE: tl.constexpr, SCALE_FLOOR: tl.constexpr,
+                          RNE: tl.constexpr, BLOCK_E: tl.constexpr):
+    b = tl.program_id(1)                  # request (grid axis 1: at most 65,535 requests)
+    a = tl.load(qsl_ptr + b)
+    L = tl.load(qsl_ptr + b + 1) - a
+    i = tl.load(req_ptr + b)
+    n0 = tl.load(ntok_ptr + i)
+    j0 = n0 // RATIO
+    n_e = (n0 + L) // RATIO - j0          # entries this request's chunk closes
+    if tl.program_id(0) * BLOCK_E < n_e:
+        e = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
+        ok = e < n_e
+        j = j0 + e
+        first = j * RATIO - (RATIO if OVERLAP else 0)
+        d = tl.arange(0, D)
+        tail = i.to(tl.int64) * tail_stride
+        m = tl.full([BLOCK_E, D], -3.0e38, tl.float32)      # finite: a slot before position 0 adds exp(-inf) = 0
+        den = tl.zeros([BLOCK_E, D], tl.float32)
+        acc = tl.zeros([BLOCK_E, D], tl.float32)
+        for s in range(SPAN):             # one pass, running maximum (online softmax): every row is read once
+            p = first + s
+            if OVERLAP:
+                col = (s // RATIO) * D + d
+            else:
+                col = d
+            valid = ok & (p >= 0)
+            new = (valid & (p >= n0))[:, None]
+            off = (a + p - n0).to(tl.int64)[:, None] * row_stride + col[None, :]
+            kv = tl.load(kv_ptr + off, mask=new, other=0.0)
+            if HAS_SCORE:
+                sc = tl.load(score_ptr + off, mask=new, other=0.0)
+            else:
+                sc = tl.zeros([BLOCK_E, D], tl.float32)
+            if KEEP > 0:
+                old = (valid & (p < n0))[:, None]
+                toff = tail + (p - (n0 - KEEP)).to(tl.int64)[:, None] * W + col[None, :]
+                kv += tl.load(tail_kv_ptr + toff, mask=old, other=0.0)
+                if HAS_SCORE:
+                    sc += tl.load(tail_score_ptr + toff, mask=old, other=0.0)
+            if HAS_BIAS:
+                sc += tl.load(bias_ptr + (s % RATIO) * W + col).to(tl.float32)[None, :]
+            if SPAN == 1:
+                acc = kv
+            else:
+                sc = tl.where(valid[:, None], sc, float("-inf"))
+                m_new = tl.maximum(m, sc)
+                alpha = tl.exp(m - m_new)
+                pw = tl.exp(sc - m_new)
+                den = den * alpha + pw
+                acc = acc * alpha + kv * pw
+                m = m_new
+        if SPAN == 1:
+            pooled = acc
+        else:
+            pooled = acc / tl.maximum(den, 1.0)         # >= 1 where the row is an entry: the top slot adds 1
+        var = tl.sum(pooled * pooled, axis=1) / D
+        lat = _to_bf16(pooled * tl.rsqrt(var + eps)[:, None] * tl.load(norm_ptr + d).to(tl.float32)[None, :], RNE)
+        r = (tl.load(eoff_ptr + b) + e).to(tl.int64)                       # compact output row
+        tl.store(latent_ptr + r[:, None] * D + d[None, :], lat, mask=ok[:, None])
+        tl.store(out_req_ptr + r, b.to(tl.int64) + tl.zeros([BLOCK_E], tl.int64), mask=ok)
+        tl.store(out_entry_ptr + r, j.to(tl.int64), mask=ok)
+        x = _to_bf16(_rope_pairs_rows(lat.to(tl.float32), cos_sin_ptr, j * RATIO, ok, BLOCK_E, D, 64),
+                     RNE).to(tl.float32)
+        blk = tl.load(bt_ptr + b.to(tl.int64) * bt_stride + j // BLOCK_SIZE, mask=ok, other=0)
+        slot = blk.to(tl.int64) * BLOCK_SIZE + j % BLOCK_SIZE
+        if RECORD == 584:
+            _store_records_584(x, ok, cache_ptr, slot, block_stride, BLOCK_E, BLOCK_SIZE, 448, 64, 576, 8,
+                               SCALE_FLOOR)
+        else:
+            _store_records_132(x, ok, cache_ptr, slot, block_stride, BLOCK_SIZE, SCALE_FLOOR)
+
+
 @triton.jit(do_not_specialize=["row_stride", "tail_stride"])
 def _compress_state_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, tail_kv_ptr, tail_score_ptr,
                            tail_stride, KEEP: tl.constexpr, W: tl.constexpr, HAS_SCORE: tl.constexpr):
@@ -418,6 +544,35 @@ def _check_rope_table(cos_sin, need: int):
         raise InputError(f"cos_sin: expected [>= {need}, {ROPE_DIM}] (rope_cos_sin_table), got {tuple(cos_sin.shape)}")
 
 
+class CompressorConfig(NamedTuple):
+    "Kernel of `compress_and_insert`: `block_e` entries per program (0: the first kernel, one entry per program), warps."
+    block_e: int
+    num_warps: int
+
+
+COMPRESS_V1 = CompressorConfig(0, 4)      # one entry per program, latents at each closing token's row, then compacted
+COMPRESS_ROWS = CompressorConfig(4, 8)    # 4 entries per program, every row read once, compact outputs
+COMPRESS_CONFIGS = {"v1": COMPRESS_V1, "rows4w8": COMPRESS_ROWS, "rows4w4": CompressorConfig(4, 4),
+                    "rows2w4": CompressorConfig(2, 4), "rows1w4": CompressorConfig(1, 4),
+                    "rows8w8": CompressorConfig(8, 8)}
+
+
+def _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size, n_blocks):
+    "One device -> host copy: chunk offsets, state rows, each request's token count after the call, bad blocks."
+    dev = state.n_tokens.device
+    R, S = req_ids.numel(), state.n_tokens.numel()
+    qsl = query_start_loc.to(dev).long()
+    rid = req_ids.to(dev).long()
+    n0 = state.n_tokens[rid.clamp(0, S - 1)] if S else torch.zeros_like(rid)    # garbage rows are refused below
+    n_end = n0 + qsl[1:] - qsl[:-1]
+    nb = (n_end.clamp_min(0) // spec.ratio + block_size - 1) // block_size
+    bt = block_table.to(dev)
+    used = torch.arange(bt.shape[1], device=dev)[None, :] < nb[:, None]
+    bad = (used & ((bt < 0) | (bt >= n_blocks))).any(1) if bt.shape[1] else torch.zeros_like(rid, dtype=torch.bool)
+    h = torch.cat([qsl, rid, n_end, bad.long()]).tolist()
+    return h[:R + 1], h[R + 1:2 * R + 1], h[2 * R + 1:3 * R + 1], h[3 * R + 1:]
+
+
 def compress_and_insert(
     kv: torch.Tensor,                    # [T, width] fp32 kv projections of the packed new tokens
     score: torch.Tensor | None,          # [T, width] fp32 score projections (None for ratio 1)
@@ -433,24 +588,33 @@ def compress_and_insert(
     block_size: int,
     *,
     bias: torch.Tensor | None = None,    # [ratio, width] V4 positional bias
-    max_query_len: int | None = None,    # longest chunk (saves a host sync when given)
+    max_query_len: int | None = None,    # longest chunk (only needed with meta tensors)
+    config: CompressorConfig | None = None,   # kernel variant (default COMPRESS_ROWS)
 ) -> CompressedEntries:
     "Pool, normalize, RoPE and quantize every entry the new tokens close into the paged cache; advance `state`."
+    cfg = COMPRESS_ROWS if config is None else config
+    if (not isinstance(cfg, CompressorConfig) or cfg.block_e not in (0, 1, 2, 4, 8, 16)
+            or cfg.num_warps not in (1, 2, 4, 8)):
+        raise InputError(f"config: expected a CompressorConfig (block_e 0 or a power of two <= 16), got {cfg!r}")
     backend = select_backend(kv, score, query_start_loc, req_ids, state.kv, norm_weight, cos_sin, k_cache, block_table)
     host = backend != "record"
-    qsl, ids = _check_compress_args(kv, score, query_start_loc, req_ids, state, spec, norm_weight, bias, host)
+    _check_compress_args(kv, score, query_start_loc, req_ids, state, spec, norm_weight, bias, host=False)
     R = query_start_loc.numel() - 1
     _check_cache_for(spec, k_cache, block_table, block_size, R)
     if host:
-        n_end = [int(state.n_tokens[i]) + qsl[b + 1] - qsl[b] for b, i in enumerate(ids)]
+        qsl, ids, n_end, bad = _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size,
+                                              k_cache.shape[0])
+        if R < 0 or qsl[0] != 0 or any(b < a for a, b in zip(qsl, qsl[1:])) or qsl[-1] > kv.shape[0]:
+            raise InputError(f"query_start_loc: expected 0 = q[0] <= q[1] <= ... <= {kv.shape[0]}, got {qsl}")
+        if any(not 0 <= i < state.n_tokens.numel() for i in ids) or len(set(ids)) != len(ids):
+            raise InputError(f"req_ids: expected distinct state rows in [0, {state.n_tokens.numel()}), got {ids}")
         _check_rope_table(cos_sin, max(n_end, default=0))
         for b, n in enumerate(n_end):
             nb = -(-(n // spec.ratio) // block_size)
             if nb > block_table.shape[1]:
                 raise InputError(f"block_table: request {b} reaches entry {n // spec.ratio - 1}, past its "
                                  f"{block_table.shape[1]} blocks of {block_size}")
-            used = block_table[b, :nb]
-            if nb and (int(used.min()) < 0 or int(used.max()) >= k_cache.shape[0]):
+            if bad[b]:
                 raise InputError(f"block_table: request {b} names blocks outside [0, {k_cache.shape[0]})")
     elif max_query_len is None:
         raise InputError("max_query_len: required with meta tensors (the compile gate)")
@@ -464,22 +628,44 @@ def compress_and_insert(
         return out
     T = kv.shape[0]
     lmax = max_query_len if max_query_len is not None else max((b - a for a, b in zip(qsl, qsl[1:])), default=0)
-    latent = torch.empty(T, spec.head_dim, dtype=torch.bfloat16, device=kv.device)
-    entry = torch.full((T,), -1, dtype=torch.int64, device=kv.device)
     has_score = score is not None
     sc = score if has_score else kv
     tail_stride = max(spec.keep, 1) * spec.width
+    consts = dict(RATIO=spec.ratio, SPAN=spec.span, KEEP=spec.keep, D=spec.head_dim, W=spec.width,
+                  OVERLAP=spec.overlap, HAS_SCORE=has_score, HAS_BIAS=bias is not None,
+                  RECORD=584 if spec.head_dim == 512 else 132, BLOCK_SIZE=block_size, SCALE_FLOOR=DSV41.scale_floor,
+                  RNE=_core.interpreting())
+    if cfg.block_e == 0:                  # COMPRESS_V1: latents at the closing tokens' rows, compacted afterwards
+        latent = torch.empty(T, spec.head_dim, dtype=torch.bfloat16, device=kv.device)
+        entry = torch.full((T,), -1, dtype=torch.int64, device=kv.device)
+        if R and lmax:
+            launch(_compress_kernel, (triton.cdiv(lmax, spec.ratio), R), kv, sc, kv.stride(0), query_start_loc,
+                   req_ids, state.n_tokens, state.kv, state.score, tail_stride, bias, norm_weight, float(eps),
+                   cos_sin, k_cache, block_table, block_table.stride(0), k_cache.shape[1], latent, entry,
+                   num_warps=cfg.num_warps, num_stages=1, **consts)
+    else:                                 # the entries' rows in request order: offsets from the host's token counts
+        if host:
+            ne = [n // spec.ratio - (n - (qsl[b + 1] - qsl[b])) // spec.ratio for b, n in enumerate(n_end)]
+            eoff = list(itertools.accumulate(ne[:-1], initial=0))[:R]
+            E, most = sum(ne), max(ne, default=0)
+            eoff_t = torch.tensor(eoff, dtype=torch.int64, device=kv.device)
+        else:
+            E, most = T, triton.cdiv(lmax, spec.ratio)
+            eoff_t = torch.empty(R, dtype=torch.int64, device=kv.device)
+        latent = torch.empty(E, spec.head_dim, dtype=torch.bfloat16, device=kv.device)
+        req = torch.empty(E, dtype=torch.int64, device=kv.device)
+        entry = torch.empty(E, dtype=torch.int64, device=kv.device)
+        if R and most:
+            launch(_compress_rows_kernel, (triton.cdiv(most, cfg.block_e), R), kv, sc, kv.stride(0),
+                   query_start_loc, req_ids, state.n_tokens, eoff_t, state.kv, state.score, tail_stride, bias,
+                   norm_weight, float(eps), cos_sin, k_cache, block_table, block_table.stride(0), k_cache.shape[1],
+                   latent, req, entry, BLOCK_E=cfg.block_e, num_warps=cfg.num_warps, num_stages=1, **consts)
     if R and lmax:
-        launch(_compress_kernel, (triton.cdiv(lmax, spec.ratio), R), kv, sc, kv.stride(0), query_start_loc,
-               req_ids, state.n_tokens, state.kv, state.score, tail_stride, bias, norm_weight, float(eps), cos_sin,
-               k_cache, block_table, block_table.stride(0), k_cache.shape[1], latent, entry, RATIO=spec.ratio,
-               SPAN=spec.span, KEEP=spec.keep, D=spec.head_dim, W=spec.width, OVERLAP=spec.overlap,
-               HAS_SCORE=has_score, HAS_BIAS=bias is not None, RECORD=584 if spec.head_dim == 512 else 132,
-               BLOCK_SIZE=block_size, SCALE_FLOOR=DSV41.scale_floor, RNE=_core.interpreting(), num_warps=4,
-               num_stages=1)
         launch(_compress_state_kernel, (R,), kv, sc, kv.stride(0), query_start_loc, req_ids, state.n_tokens,
                state.kv, state.score, tail_stride, KEEP=spec.keep, W=spec.width, HAS_SCORE=has_score, num_warps=4,
                num_stages=1)
+    if cfg.block_e:
+        return CompressedEntries(latent, req, entry)
     if backend == "record":
         return CompressedEntries(latent, entry, entry)
     rows = (entry >= 0).nonzero().flatten()
@@ -562,7 +748,7 @@ def _compressor_aot_examples():
     for ratio, hd in ((1, 512), (2, 512), (4, 512), (4, 128), (128, 512)):
         spec = compressor_spec(ratio, hd)
         rec = KV.block_stride(B) if hd == 512 else IDX_K.block_stride(B)
-        for R, T in ((1, 8192), (64, 64)):
+        for (R, T), cfg in itertools.product(((1, 8192), (64, 64)), (COMPRESS_ROWS, COMPRESS_V1)):
             st = CompressorState(spec, R, meta)
             compress_and_insert(torch.empty(T, spec.width, device=meta),
                                 torch.empty(T, spec.width, device=meta) if ratio > 1 else None,
@@ -572,7 +758,18 @@ def _compressor_aot_examples():
                                 torch.empty(1 << 12, rec, dtype=torch.uint8, device=meta),
                                 torch.empty(R, 1 << 10, dtype=torch.int32, device=meta), B,
                                 bias=torch.empty(ratio, spec.width, device=meta) if ratio > 2 else None,
-                                max_query_len=T // R)
+                                max_query_len=T // R, config=cfg)
+    for cfg in COMPRESS_CONFIGS.values():            # the tuning variants at the V4.1 ratios
+        for ratio in (1, 2):
+            spec = compressor_spec(ratio)
+            compress_and_insert(torch.empty(8192, 512, device=meta),
+                                torch.empty(8192, 512, device=meta) if ratio > 1 else None,
+                                torch.empty(2, dtype=torch.int32, device=meta),
+                                torch.empty(1, dtype=torch.int32, device=meta), CompressorState(spec, 1, meta), spec,
+                                torch.empty(512, device=meta), 1e-6, cs,
+                                torch.empty(1 << 12, KV.block_stride(B), dtype=torch.uint8, device=meta),
+                                torch.empty(1, 1 << 10, dtype=torch.int32, device=meta), B, max_query_len=8192,
+                                config=cfg)
     E = 4096
     insert_indexer_keys(torch.empty(E, 128, dtype=torch.bfloat16, device=meta), torch.empty(128, device=meta), 1e-6,
                         CompressedEntries(None, torch.empty(E, dtype=torch.int64, device=meta),
@@ -581,32 +778,53 @@ def _compressor_aot_examples():
                         torch.empty(1, 1 << 10, dtype=torch.int32, device=meta), B)
 
 
+def _compressor_case(ctx, ratio, R, T, config=None):
+    "Time one compress_and_insert case (every call starts from the same state); returns (time_s, bytes moved)."
+    B = 64
+    cs = rope_cos_sin_table(compress_rope_inv_freq({"compress_rope_theta": 160000}), 1 << 17, ctx.device)
+    spec = compressor_spec(ratio)
+    L = T // R
+    kv = torch.randn(T, spec.width, device=ctx.device)
+    sc = torch.randn(T, spec.width, device=ctx.device) if ratio > 1 else None
+    bias = torch.randn(ratio, spec.width, device=ctx.device) if ratio > 2 else None
+    qsl = torch.arange(0, T + 1, L, dtype=torch.int32, device=ctx.device)
+    rid = torch.arange(R, dtype=torch.int32, device=ctx.device)
+    nb = -(-(1 << 17) // ratio // B)
+    cache = torch.zeros(R * nb, KV.block_stride(B), dtype=torch.uint8, device=ctx.device)
+    bt = torch.arange(R * nb, dtype=torch.int32, device=ctx.device).view(R, nb)
+    w = torch.rand(512, device=ctx.device) + 0.5
+    st = CompressorState(spec, R, ctx.device)
+
+    n0 = 1000 * ratio + ratio - 1                    # the first new token of every request closes an entry
+
+    def step():
+        st.n_tokens.fill_(n0)
+        compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, max_query_len=L,
+                            config=config)
+    E = R * ((n0 + L) // ratio - n0 // ratio)
+    nbytes = T * spec.width * 4 * (2 if sc is not None else 1) + E * (KV.record_bytes + 2 * 512)
+    return ctx.time([step]), nbytes
+
+
 @benchmark("compressor", "compress_and_insert: projections -> 584-byte records, prefill (1 request) and decode (64)")
 def _bench_compressor(ctx):
     ctx.x_label = "tokens per step"
-    B = 64
-    cs = rope_cos_sin_table(compress_rope_inv_freq({"compress_rope_theta": 160000}), 1 << 17, ctx.device)
     cases = [(2, 1, 4096), (2, 1, 65536), (1, 1, 65536), (2, 64, 64), (1, 64, 64), (4, 1, 65536), (128, 1, 65536)]
     if ctx.quick: cases = cases[1:5]
     for ratio, R, T in cases:
-        spec = compressor_spec(ratio)
-        L = T // R
-        kv = torch.randn(T, spec.width, device=ctx.device)
-        sc = torch.randn(T, spec.width, device=ctx.device) if ratio > 1 else None
-        bias = torch.randn(ratio, spec.width, device=ctx.device) if ratio > 2 else None
-        qsl = torch.arange(0, T + 1, L, dtype=torch.int32, device=ctx.device)
-        rid = torch.arange(R, dtype=torch.int32, device=ctx.device)
-        nb = -(-(1 << 17) // ratio // B)
-        cache = torch.zeros(R * nb, KV.block_stride(B), dtype=torch.uint8, device=ctx.device)
-        bt = torch.arange(R * nb, dtype=torch.int32, device=ctx.device).view(R, nb)
-        w = torch.rand(512, device=ctx.device) + 0.5
-        st = CompressorState(spec, R, ctx.device)
-
-        def step():
-            st.n_tokens.fill_(1000 * ratio)              # every call starts from the same state
-            compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, max_query_len=L)
-        E = T // ratio
-        nbytes = T * spec.width * 4 * (2 if sc is not None else 1) + E * (KV.record_bytes + 2 * 512)
-        t = ctx.time([step])
+        t, nbytes = _compressor_case(ctx, ratio, R, T)
         ctx.row(case=f"ratio {ratio} R={R} T={T}", x=T, series=f"ratio {ratio}, {R} request(s)", time_s=t,
                 bytes=nbytes, ratio=ratio, R=R, T=T)
+
+
+@benchmark("compressor_tune", "compress_and_insert kernel variants (COMPRESS_CONFIGS, v1 = the first kernel) at V4.1's ratios")
+def _bench_compressor_tune(ctx):
+    ctx.x_label = "tokens per step"
+    cases = [(2, 1, 65536), (1, 1, 65536), (2, 64, 64), (1, 64, 64), (2, 1, 4096)]
+    if ctx.quick: cases = cases[:4]
+    for ratio, R, T in cases:
+        for name, cfg in COMPRESS_CONFIGS.items():
+            t, nbytes = _compressor_case(ctx, ratio, R, T, cfg)
+            ctx.row(case=f"{name} ratio {ratio} R={R} T={T}", x=T, series=f"{name}, ratio {ratio}, {R} request(s)",
+                    time_s=t, bytes=nbytes, config=name, ratio=ratio, R=R, T=T)
+
