@@ -99,6 +99,8 @@ def _topk_select_kernel(
     thr_ptr,                    # [R] int32: the best lower bound on the row's K-th key so far, as key ^ 0x80000000
                                 # (None when each row is one program)
     out_key_ptr, out_idx_ptr, out_stride,   # next level's [R, n_blocks * K] keys and positions, or [R, K] answer
+    cnt_in_ptr, cnt_out_ptr,    # bounded calls: [R, n_cols // K] filled slots per input block (later levels) and
+                                # [R, blocks] per output block; the empty slots are then neither written nor read
     n_cols,
     K: tl.constexpr, KP: tl.constexpr, BLOCK: tl.constexpr, FROM_SCORES: tl.constexpr, FINAL: tl.constexpr,
     POOL_BLOCK: tl.constexpr, ALIGNED: tl.constexpr,     # ALIGNED: n_cols and src_stride are multiples of 4
@@ -124,7 +126,10 @@ def _topk_select_kernel(
         key = tl.where(valid, _order_key(x), 0)
         pos = col
     else:
-        pos = tl.load(idx_ptr + row * src_stride + col, mask=col < n_cols, other=-1)
+        live = col < n_cols
+        if cnt_in_ptr is not None:
+            live &= (col % K) < tl.load(cnt_in_ptr + row * (n_cols // K) + col // K, mask=live, other=0)
+        pos = tl.load(idx_ptr + row * src_stride + col, mask=live, other=-1)
         valid = pos >= 0
         key = tl.load(src_ptr + row * src_stride + col, mask=valid, other=0).to(tl.uint32, bitcast=True)
 
@@ -149,8 +154,11 @@ def _topk_select_kernel(
     tl.store(out_idx_ptr + base + slot, pos, mask=take)
     if not FINAL:
         tl.store(out_key_ptr + base + slot, key.to(tl.int32, bitcast=True), mask=take)
-    pad = tl.arange(0, KP)
-    tl.store(out_idx_ptr + base + pad, tl.full([KP], -1, tl.int32), mask=(pad >= tl.minimum(n_keep, K)) & (pad < K))
+    if FINAL or cnt_out_ptr is None:
+        pad = tl.arange(0, KP)
+        tl.store(out_idx_ptr + base + pad, tl.full([KP], -1, tl.int32), mask=(pad >= tl.minimum(n_keep, K)) & (pad < K))
+    else:
+        tl.store(cnt_out_ptr + row * tl.num_programs(1) + chunk, tl.minimum(n_keep, K))
 
 
 @triton.jit(do_not_specialize=["n_cols"])
@@ -248,20 +256,25 @@ def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=No
     else:
         thr = torch.full((R,), -2**31, dtype=torch.int32, device=scores.device)   # key 0
     src, src_stride, idx = scores, scores.stride(0), None
+    counted = thr is not None and flags is None and (cfg.hist_bits or hist is not None)   # bounded: few survivors
+    cnt_in = None
     for level, w in enumerate(widths):
         final, first = level == len(widths) - 1, level == 0
+        cnt_out = None
         if final:
             okey, oidx, ostride = None, out, out.stride(0)
         else:
             ostride = widths[level + 1]
             okey = torch.empty(R, ostride, dtype=torch.int32, device=scores.device)
             oidx = torch.empty(R, ostride, dtype=torch.int32, device=scores.device)
+            if counted:
+                cnt_out = torch.empty(R, triton.cdiv(w, block), dtype=torch.int32, device=scores.device)
         launch(_topk_select_kernel, (R, triton.cdiv(w, block)), src, src_stride, idx,
                lengths if first else None, flags if first else None,
-               flags.shape[1] if first and flags is not None else 0, thr, okey, oidx, ostride, w,
+               flags.shape[1] if first and flags is not None else 0, thr, okey, oidx, ostride, cnt_in, cnt_out, w,
                K=k, KP=triton.next_power_of_2(k), BLOCK=block, FROM_SCORES=first, FINAL=final,
                POOL_BLOCK=pool_block, ALIGNED=first and aligned, num_warps=num_warps, num_stages=1)
-        src, src_stride, idx = okey, ostride, oidx
+        src, src_stride, idx, cnt_in = okey, ostride, oidx, cnt_out
     return out
 
 
