@@ -6,21 +6,23 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import NamedTuple
 
 import torch
-from ..core import (InputError, aot_examples, benchmark, check_tensor, interpreting, launch, rel_err, select_backend,
-                                 selftest)
-from .fp8 import e2m1_decode_ref, e2m1_to_f32, ue8m0_decode_ref, ue8m0_to_f32
+from ..core import (InputError, allow_shared_memory, aot_examples, benchmark, check_tensor, interpreting, launch,
+                                 rel_err, select_backend, selftest)
+from .fp8 import e2m1_decode_ref, e2m1_to_f32, ue8m0_bf16x2, ue8m0_decode_ref, ue8m0_to_f32
 from .sparse_attention import to_bf16
 import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE', 'MOE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
-           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
-           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
-           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'moe_experts', 'moe_forward']
+__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
+           'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
+           'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
+           'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
+           'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -343,25 +345,55 @@ class MoEGemmTile(NamedTuple):
 
 
 class MoEConfig(NamedTuple):
-    "Tiles of the expert GEMMs: rows per tile (the sorting pads to it) and the two GEMMs' tiles."
+    """Tiles of the expert GEMMs: rows per tile (the sorting pads to it) and the two GEMMs' tiles. `kernel` picks
+    the GEMM pair: "v2" (packed bf16x2 decode, N-major grid) or "v1" (the first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
     sum_block: int = 1024
+    kernel: str = "v2"
 
 
-MOE_DECODE = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4))
-MOE_PREFILL = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3))
+MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
+MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
+MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
+MOE_PREFILL = MoEConfig(64, MoEGemmTile(128, 64, 8, 3), MoEGemmTile(128, 64, 8, 3))
+# the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
+MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
+                   MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
+                   MOE_DECODE._replace(gate_up=MoEGemmTile(32, 128, 4, 4), down=MoEGemmTile(32, 128, 4, 4)),
+                   MOE_DECODE._replace(gate_up=MoEGemmTile(16, 256, 4, 3), down=MoEGemmTile(16, 256, 4, 3)),
+                   MOE_DECODE._replace(gate_up=MoEGemmTile(32, 256, 2, 3), down=MoEGemmTile(64, 256, 4, 2)))
+MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
+                    MOE_PREFILL_V1._replace(kernel="v2"),
+                    MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
+                    MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
+                    MoEConfig(128, MoEGemmTile(64, 64, 8, 3), MoEGemmTile(128, 64, 8, 3)))
+for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel"):
+    allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
+                        "tiles stay within 48 KB): at most 64 KB, so one CTA per SM still fits sm_86")
 
 
-def moe_default_config(n_pairs: int, num_experts: int) -> MoEConfig:
-    "Small tiles while an expert sees fewer than ~32 rows on average, else 64-row tiles."
-    return MOE_DECODE if n_pairs < 32 * num_experts else MOE_PREFILL
+def _fit(tile: MoEGemmTile, n: int, k: int) -> MoEGemmTile:
+    "Halve block_n (down to 16) and block_k (down to 32) until they divide N and K."
+    bn, bk = tile.block_n, tile.block_k
+    while n % bn and bn > 16: bn //= 2
+    while k % bk and bk > 32: bk //= 2
+    return tile._replace(block_n=bn, block_k=bk)
 
 
+def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.hidden,
+                       intermediate: int = DSV41_MOE.intermediate) -> MoEConfig:
+    """Decode tiles (16 rows) while an expert sees fewer than ~32 rows on average, else 64-row tiles; block sizes
+    halved where they do not divide the model's sizes (small test models)."""
+    cfg = MOE_DECODE if n_pairs < 32 * num_experts else MOE_PREFILL
+    return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden), down=_fit(cfg.down, hidden, intermediate))
+
+
+# %% ../../nbs/04c_moe.ipynb #a1c0e2f1
 @triton.jit
 def _mxfp4_tile_bf16(w_ptr, s_ptr, rows, K, k0, BN: tl.constexpr, BK: tl.constexpr):
-    "Rows `rows` (int64 [BN]) of an MXFP4 matrix with K columns, columns k0..k0+BK -> bf16 [BK, BN] (transposed)."
+    "v1: rows `rows` (int64 [BN]) of an MXFP4 matrix with K columns, columns k0..k0+BK -> bf16 [BK, BN] (transposed)."
     kb = tl.arange(0, BK // 2)
     packed = tl.load(w_ptr + rows[:, None] * (K // 2) + k0 // 2 + kb[None, :]).to(tl.int32)
     vals = tl.reshape(tl.join(e2m1_to_f32(packed), e2m1_to_f32(packed >> 4)), (BN, BK))
@@ -445,7 +477,144 @@ def _moe_sum_kernel(pairs_ptr, shared_ptr, out_ptr, H, TOPK: tl.constexpr, BLOCK
         acc += tl.load(shared_ptr + t * H + n, mask=m, other=0.0).to(tl.float32)
     tl.store(out_ptr + t * H + n, to_bf16(acc, EMULATE_RNE), mask=m)
 
+
+# %% ../../nbs/04c_moe.ipynb #b7d4c3a2
+@triton.jit
+def _e2m1x4_scaled_bf16(codes, scale2):
+    """Packed E2M1 pairs (uint8) times packed UE8M0 scales (`ue8m0_bf16x2`, one per byte) -> (low nibbles, high
+    nibbles) as bf16, with integer and bf16x2 instructions only. GPU only (PTX)."""
+    return tl.inline_asm_elementwise(
+        """{
+        .reg .b32 p, q, a, b, k, z, s, t;
+        mov.b32 k, 0x7E807E80;
+        mov.b32 z, 0x80008000;
+        prmt.b32 p, $4, 0, 0x4140;
+        prmt.b32 q, $4, 0, 0x4342;
+        prmt.b32 s, $5, $6, 0x5410;
+        prmt.b32 t, $7, $8, 0x5410;
+        shl.b32 a, p, 6;
+        shl.b32 b, p, 12;
+        and.b32 a, a, 0x01C001C0;
+        and.b32 b, b, 0x80008000;
+        or.b32 a, a, b;
+        fma.rn.bf16x2 a, a, k, z;
+        fma.rn.bf16x2 $0, a, s, z;
+        shl.b32 a, q, 6;
+        shl.b32 b, q, 12;
+        and.b32 a, a, 0x01C001C0;
+        and.b32 b, b, 0x80008000;
+        or.b32 a, a, b;
+        fma.rn.bf16x2 a, a, k, z;
+        fma.rn.bf16x2 $1, a, t, z;
+        shl.b32 a, p, 2;
+        shl.b32 b, p, 8;
+        and.b32 a, a, 0x01C001C0;
+        and.b32 b, b, 0x80008000;
+        or.b32 a, a, b;
+        fma.rn.bf16x2 a, a, k, z;
+        fma.rn.bf16x2 $2, a, s, z;
+        shl.b32 a, q, 2;
+        shl.b32 b, q, 8;
+        and.b32 a, a, 0x01C001C0;
+        and.b32 b, b, 0x80008000;
+        or.b32 a, a, b;
+        fma.rn.bf16x2 a, a, k, z;
+        fma.rn.bf16x2 $3, a, t, z;
+        }""",
+        "=r,=r,=r,=r,r,r,r,r,r", [codes, scale2], dtype=(tl.bfloat16, tl.bfloat16), is_pure=True, pack=4)
+
+
+@triton.jit
+def _mxfp4_scales(s_ptr, rows, KS, kb0, KH, BN: tl.constexpr, BK: tl.constexpr):
+    "The E8M0 bytes of packed columns kb0..kb0+BK/2 as [BN, BK/32] (zeros past the row's end, for the prefetch)."
+    g = tl.arange(0, BK // 32)[None, :]
+    return tl.load(s_ptr + rows[:, None] * KS + kb0 // 16 + g, mask=kb0 + g * 16 < KH, other=0)
+
+
+@triton.jit
+def _mxfp4_tile_v2(w_ptr, rows, KH, kb0, sc, BN: tl.constexpr, BK: tl.constexpr, FAST: tl.constexpr,
+                   TILE_2D: tl.constexpr):
+    """Rows `rows` (int64 [BN]) of an MXFP4 matrix (KH bytes a row), packed columns kb0..kb0+BK/2, scales `sc`
+    (`_mxfp4_scales`) -> bf16 [BK, BN] (transposed). Groups of 32 values are a [BN, BK/32, 16] byte tile: 16-byte
+    loads, the group's scale broadcast along the last dim, both nibbles decoded by `_e2m1x4_scaled_bf16` (FAST,
+    the interpreter takes the fp32 helpers) and interleaved in registers."""
+    G: tl.constexpr = BK // 32
+    if TILE_2D:                  # for wgmma targets (Hopper): Triton's operand pass rejects the 3D tile there
+        codes = tl.reshape(tl.load(w_ptr + rows[:, None] * KH + kb0 + tl.arange(0, BK // 2)[None, :]), (BN, G, 16))
+    else:                        # mma.sync: the decoded values land in the operand registers, no shared-memory pass
+        g = tl.arange(0, G)[None, :, None]
+        codes = tl.load(w_ptr + rows[:, None, None] * KH + kb0 + g * 16 + tl.arange(0, 16)[None, None, :])
+    if FAST:
+        lo, hi = _e2m1x4_scaled_bf16(codes, tl.broadcast_to(ue8m0_bf16x2(sc)[:, :, None], (BN, G, 16)))
+    else:
+        f = ue8m0_to_f32(sc)[:, :, None]
+        lo = (e2m1_to_f32(codes) * f).to(tl.bfloat16)
+        hi = (e2m1_to_f32(codes.to(tl.int32) >> 4) * f).to(tl.bfloat16)
+    return tl.trans(tl.reshape(tl.join(lo, hi), (BN, BK)))
+
+
+@triton.jit
+def _moe_gate_up_v2_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, KH, KS, E, limit,
+                           TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr,
+                           TILE_2D: tl.constexpr):
+    row0 = tl.program_id(1) * BM                                # N tiles fastest: a row tile's programs run together
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    rows = row0 + tl.arange(0, BM)
+    ok = rows < end
+    tok = (tl.load(sorted_ptr + rows, mask=ok, other=0) // TOPK).to(tl.int64)
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    gate_rows = e.to(tl.int64) * 2 * I + n
+    k = tl.arange(0, BK)
+    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
+    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
+    sc_g = _mxfp4_scales(s_ptr, gate_rows, KS, 0, KH, BN, BK)
+    sc_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, 0, KH, BN, BK)
+    for kb0 in range(0, KH, BK // 2):
+        nxt_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb0 + BK // 2, KH, BN, BK)        # one step ahead
+        nxt_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb0 + BK // 2, KH, BN, BK)
+        a = tl.load(x_ptr + tok[:, None] * H + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
+        acc_g = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows, KH, kb0, sc_g, BN, BK, FAST, TILE_2D), acc_g, UPCAST)
+        acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D), acc_u, UPCAST)
+        sc_g, sc_u = nxt_g, nxt_u
+    g = tl.minimum(acc_g, limit)
+    u = tl.minimum(tl.maximum(acc_u, -limit), limit)
+    h = g / (1.0 + tl.exp(-g)) * u
+    tl.store(h_ptr + rows[:, None].to(tl.int64) * I + n[None, :], to_bf16(h, UPCAST), mask=ok[:, None])
+
+
+@triton.jit
+def _moe_down_v2_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, H, I, KH, KS,
+                        E, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, E_PAD: tl.constexpr,
+                        UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr):
+    row0 = tl.program_id(1) * BM
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    rows = row0 + tl.arange(0, BM)
+    ok = rows < end
+    pair = tl.load(sorted_ptr + rows, mask=ok, other=0).to(tl.int64)
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    w_rows = e.to(tl.int64) * H + n
+    k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    sc = _mxfp4_scales(s_ptr, w_rows, KS, 0, KH, BN, BK)
+    for kb0 in range(0, KH, BK // 2):
+        nxt = _mxfp4_scales(s_ptr, w_rows, KS, kb0 + BK // 2, KH, BN, BK)
+        a = tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
+        acc = _mm(a, _mxfp4_tile_v2(w_ptr, w_rows, KH, kb0, sc, BN, BK, FAST, TILE_2D), acc, UPCAST)
+        sc = nxt
+    acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[:, None]
+    tl.store(out_ptr + pair[:, None] * H + n[None, :], acc, mask=ok[:, None])
+
+
 # %% ../../nbs/04c_moe.ipynb #522a20ea
+def _wgmma_target(device: torch.device) -> bool:
+    "Whether Triton lowers for Hopper or newer here (wgmma), i.e. a CUDA device of sm_90+ not forced to sm_80."
+    if device.type != "cuda" or os.environ.get("TRITON_OVERRIDE_ARCH", "").startswith("sm8"): return False
+    return torch.cuda.get_device_capability(device)[0] >= 9
+
+
 def _check_experts(experts: MoEExperts, H: int):
     if not isinstance(experts, MoEExperts): raise InputError("experts: expected a MoEExperts")
     E, I2 = experts.w13.shape[0], experts.w13.shape[1]
@@ -470,11 +639,12 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("ids", ids, shape=(T, k))
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
-    cfg = config or moe_default_config(T * k, E)
-    for what, size in (("hidden", H), ("intermediate", I)):
-        for tile in (cfg.gate_up, cfg.down):
-            if size % tile.block_k or size % tile.block_n or tile.block_k % MXFP4_GROUP:
-                raise InputError(f"{what} size {size} is not a multiple of the tile ({tile.block_n}, {tile.block_k})")
+    cfg = config or moe_default_config(T * k, E, H, I)
+    if cfg.kernel not in ("v1", "v2"): raise InputError(f"config.kernel: expected 'v1' or 'v2', got {cfg.kernel!r}")
+    for gemm, tile, n_size, k_size in (("gate/up", cfg.gate_up, I, H), ("down", cfg.down, H, I)):
+        if n_size % tile.block_n or k_size % tile.block_k or tile.block_k % MXFP4_GROUP:
+            raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
+                             f"{tile.block_k}), block_k a multiple of {MXFP4_GROUP}")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
         raise InputError(f"ids: expert ids must lie in [0, {E}), got [{int(ids.min())}, {int(ids.max())}]")
     backend = select_backend(x, weights, ids, *experts)
@@ -485,15 +655,25 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     al = moe_align(ids, E, cfg.block_m)
     h = torch.empty(al.max_tiles * cfg.block_m, I, dtype=torch.bfloat16, device=x.device)
     pairs = torch.empty(T * k, H, dtype=torch.float32, device=x.device)
-    E_PAD, up, dn = triton.next_power_of_2(E), cfg.gate_up, cfg.down
-    launch(_moe_gate_up_kernel, (al.max_tiles, I // up.block_n), x, al.sorted_ids, al.offsets, al.counts,
-           experts.w13, experts.w13_scale, h, H, I, E, float(swiglu_limit), TOPK=k, BM=cfg.block_m, BN=up.block_n,
-           BK=up.block_k, E_PAD=E_PAD, UPCAST=interpreting(), num_warps=up.num_warps, num_stages=up.num_stages)
-    launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
-           experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k, E_PAD=E_PAD,
-           UPCAST=interpreting(), num_warps=dn.num_warps, num_stages=dn.num_stages)
+    E_PAD, up, dn, interp = triton.next_power_of_2(E), cfg.gate_up, cfg.down, interpreting()
+    if cfg.kernel == "v1":
+        launch(_moe_gate_up_kernel, (al.max_tiles, I // up.block_n), x, al.sorted_ids, al.offsets, al.counts,
+               experts.w13, experts.w13_scale, h, H, I, E, float(swiglu_limit), TOPK=k, BM=cfg.block_m,
+               BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, num_warps=up.num_warps,
+               num_stages=up.num_stages)
+        launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
+               experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
+               E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
+    else:
+        v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device))
+        launch(_moe_gate_up_v2_kernel, (I // up.block_n, al.max_tiles), x, al.sorted_ids, al.offsets, al.counts,
+               experts.w13, experts.w13_scale, h, H, I, H // 2, H // MXFP4_GROUP, E, float(swiglu_limit), TOPK=k,
+               BM=cfg.block_m, BN=up.block_n, BK=up.block_k, num_warps=up.num_warps, num_stages=up.num_stages, **v2)
+        launch(_moe_down_v2_kernel, (H // dn.block_n, al.max_tiles), h, al.sorted_ids, al.offsets, al.counts,
+               weights, experts.w2, experts.w2_scale, pairs, H, I, I // 2, I // MXFP4_GROUP, E, BM=cfg.block_m,
+               BN=dn.block_n, BK=dn.block_k, num_warps=dn.num_warps, num_stages=dn.num_stages, **v2)
     launch(_moe_sum_kernel, (T, triton.cdiv(H, cfg.sum_block)), pairs, shared_out if shared_out is not None else pairs,
-           out, H, TOPK=k, BLOCK=cfg.sum_block, HAS_SHARED=shared_out is not None, EMULATE_RNE=interpreting(), num_warps=4)
+           out, H, TOPK=k, BLOCK=cfg.sum_block, HAS_SHARED=shared_out is not None, EMULATE_RNE=interp, num_warps=4)
     return out
 
 
@@ -547,6 +727,9 @@ def _moe_aot_examples():
         moe_hash_route(x, wg, torch.empty(T, dtype=torch.int64, device=meta),
                        torch.empty(129280, s.top_k, dtype=torch.int32, device=meta))
         moe_forward(x, wg, ex, bias=bias, shared_out=torch.empty(T, s.hidden, dtype=torch.bfloat16, device=meta))
+        w, ids = torch.empty(T, s.top_k, device=meta), torch.empty(T, s.top_k, dtype=torch.int32, device=meta)
+        for cfg in MOE_TUNE_DECODE if T < 8192 else MOE_TUNE_PREFILL:     # v1 and the tuning sweep compile too
+            moe_experts(x, w, ids, ex, config=cfg)
 
 
 def _random_experts(E: int, H: int, I: int, device) -> MoEExperts:
@@ -587,9 +770,39 @@ def _bench_moe(ctx):
         xs = [torch.randn(T, H, device=ctx.device).bfloat16() for _ in range(n)]
         routes = [moe_route(x, wg, bias, k) for x in xs]
         t = ctx.time([lambda x=x, r=r: moe_experts(x, *r, ex, check_ids=False) for x, r in zip(xs, routes)])
+        v1 = MOE_DECODE_V1 if T * k < 32 * E else MOE_PREFILL_V1
+        t1 = ctx.time([lambda x=x, r=r: moe_experts(x, *r, ex, check_ids=False, config=v1)
+                       for x, r in zip(xs, routes)])
         hit = sum(len(torch.unique(r[1])) for r in routes) / n
         fields = dict(bytes=int(hit * _expert_bytes(H, I))) if T <= 64 else dict(flops=6.0 * T * k * H * I)
         ctx.row(case=f"experts T={T}", x=T, series="experts (Triton W4A16)", time_s=t, experts_hit=hit, marlin=marlin_note,
-                **fields)
+                baseline_s=t1, baseline="v1 kernels (before)", **fields)
         tf = ctx.time([lambda x=x: moe_forward(x, wg, ex, bias=bias, check_ids=False) for x in xs])
         ctx.row(case=f"block T={T}", x=T, series="router + experts", time_s=tf, **fields)
+
+
+def _tile_name(cfg: MoEConfig) -> str:
+    t = lambda g: f"{g.block_n}x{g.block_k}/w{g.num_warps}s{g.num_stages}"
+    return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}"
+
+
+@benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels) against v2 tiles: T = 1 and 64 "
+           "(decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate)")
+def _bench_moe_tune(ctx):
+    s = DSV41_MOE
+    H, I, E, k = s.hidden, s.intermediate, s.experts, s.top_k
+    ctx.x_label = "config"
+    ex = _random_experts(E, H, I, ctx.device)
+    wg = (torch.randn(E, H, device=ctx.device) * H**-0.5).bfloat16()
+    bias = torch.randn(E, device=ctx.device) * 0.1
+    for T, cfgs in ((1, MOE_TUNE_DECODE), (64, MOE_TUNE_DECODE), (8192, MOE_TUNE_PREFILL)):
+        n = 2 if T >= 512 else 8
+        xs = [torch.randn(T, H, device=ctx.device).bfloat16() for _ in range(n)]
+        routes = [moe_route(x, wg, bias, k) for x in xs]
+        hit = sum(len(torch.unique(r[1])) for r in routes) / n
+        fields = dict(bytes=int(hit * _expert_bytes(H, I))) if T <= 64 else dict(flops=6.0 * T * k * H * I)
+        for i, cfg in enumerate(cfgs):
+            t = ctx.time([lambda x=x, r=r, c=cfg: moe_experts(x, *r, ex, check_ids=False, config=c)
+                          for x, r in zip(xs, routes)])
+            ctx.row(case=f"T={T} {_tile_name(cfg)}", x=i, series=f"T={T}", time_s=t, experts_hit=hit,
+                    config=_tile_name(cfg), default=cfg == moe_default_config(T * k, E, H, I), **fields)
