@@ -719,7 +719,7 @@ def _causal_flops(T: int, N: int | None = None) -> float:
     return 2 * 32 * 128 * pairs
 
 
-def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64):
+def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64, **kw):
     "Time the scoring kernel of one chunk: rows 0..T-1 against keys 0..C-1 (the first method: every tile)."
     T, tile = q.shape[0], cfg.tile
     buf = torch.empty(T, C, device=ctx.device)
@@ -728,11 +728,11 @@ def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64):
                                         q, w, pos, cache, bt, buf, T, C, C, cache.shape[1], 1, H=32, DIM=128,
                                         BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
                                         F32=False, num_warps=tile.num_warps,
-                                        num_stages=tile.num_stages)])
+                                        num_stages=tile.num_stages)], **kw)
     return ctx.time([lambda: launch(_indexer_scores_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n)),
                                     q, w, pos, cache, bt, buf, T, 0, C, C, cache.shape[1], 1, H=32, DIM=128,
                                     BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
-                                    F32=False, num_warps=tile.num_warps, num_stages=tile.num_stages)])
+                                    F32=False, num_warps=tile.num_warps, num_stages=tile.num_stages)], **kw)
 
 
 @benchmark("indexer_prefill", "indexer_topk_prefill: T tokens of one request, ratio 1 (N = T causal keys), top-512; "
@@ -740,22 +740,23 @@ def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64):
 def _bench_indexer_prefill(ctx):
     ctx.x_label = "tokens T"
     B = 64
-    for T in ((4096, 16384, 65536) if ctx.quick else (4096, 16384, 65536)):
+    for T in (4096, 16384, 65536):
         q, w, pos, cache, bt = _prefill_inputs(T, ctx.device, B)
         flops = _causal_flops(T)
-        t = ctx.time([lambda: indexer_topk_prefill(q, w, pos, cache, bt, B, 1)])
+        kw = dict(min_calls=4, reps=10) if T > 16384 else {}       # long calls: fewer repetitions
+        t = ctx.time([lambda: indexer_topk_prefill(q, w, pos, cache, bt, B, 1)], **kw)
         t1 = ctx.time([lambda: indexer_topk_prefill(q, w, pos, cache, bt, B, 1, config=PREFILL_V1)]) if T <= 16384 else None
         ctx.row(case=f"score+select T={T}", x=T, series="score + top-512", time_s=t, baseline_s=t1,
                 baseline="first method (PREFILL_V1)" if t1 else None, flops=flops, T=T)
         C = min(T, 16384)                                   # one chunk: rows 0..T-1 against keys 0..C-1
-        t = _time_scores(ctx, PREFILL, q, w, pos, cache, bt, C, B)
-        t1 = _time_scores(ctx, PREFILL_V1, q, w, pos, cache, bt, C, B)
+        t = _time_scores(ctx, PREFILL, q, w, pos, cache, bt, C, B, **kw)
+        t1 = _time_scores(ctx, PREFILL_V1, q, w, pos, cache, bt, C, B, **kw)
         ctx.row(case=f"scores T={T} x {C} keys", x=T, series="scores of one chunk", time_s=t, baseline_s=t1,
                 baseline="first kernel, every tile (PREFILL_V1)", flops=_causal_flops(T, C), T=T)
         n_row = pos + 1                                     # every row chunk of the default method, no selection
         gmax = n_row.view(-1, PREFILL.tile.block_t).amax(1).tolist()
         t = ctx.time([lambda: _prefill_row_chunks(q, w, pos, n_row, gmax, T, cache, bt, B, 1, DSV41.topk, None, 8,
-                                                  None, PREFILL.tile, False, select=False)])
+                                                  None, PREFILL.tile, False, select=False)], **kw)
         ctx.row(case=f"scores, all row chunks T={T}", x=T, series="scores of all row chunks", time_s=t, flops=flops,
                 T=T)
 
