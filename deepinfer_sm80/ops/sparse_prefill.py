@@ -20,9 +20,9 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['TWO_PASS', 'PREFILL_TILES', 'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL', 'TWO_PASS_VARIANTS', 'TwoPassConfig',
-           'check_two_pass', 'sparse_attn_prefill', 'host_keys_per_token', 'prefill_config', 'fresh_prompt_rows',
-           'random_combined_rows']
+__all__ = ['TWO_PASS', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES', 'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL',
+           'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass', 'sparse_attn_prefill', 'host_keys_per_token',
+           'prefill_config', 'fresh_prompt_rows', 'random_combined_rows']
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #62a3e0d2
 class TwoPassConfig(NamedTuple):
@@ -35,6 +35,8 @@ class TwoPassConfig(NamedTuple):
     num_stages: int = 3
     values_warps: int = 4     # values pass
     values_stages: int = 3
+    values_n: int = 0         # keys per step of the values loop (0: block_n); divides block_n
+    skip_tail: int = 1        # 1: score programs past a token's length do nothing (0: every tile of W, as before)
 
 
 # The default, tuned on the H200 in SM80 mode (`sparse_prefill_tune`) with triton 3.6: 4 warps for the values
@@ -43,6 +45,13 @@ class TwoPassConfig(NamedTuple):
 # not yet timed on a GPU with triton 3.8).
 _TRITON_3_8 = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 8)
 TWO_PASS = TwoPassConfig(values_warps=8 if _TRITON_3_8 else 4)
+# the default before the scores pass skipped tiles past a token's length (the benchmark times it in the same run)
+TWO_PASS_BEFORE = TWO_PASS._replace(skip_tail=0)
+# wider tiles (to be timed against TWO_PASS): 128-key score tiles load a token's queries once per 128 keys instead
+# of 64, and 256-column values programs read its probabilities twice instead of four times (in 32-key steps); both
+# passes stay under 48 KB of shared memory and 255 registers without spills on sm_80/sm_86 under triton 3.6 and 3.8
+TWO_PASS_WIDE = TwoPassConfig(block_n=128, block_k=32, block_d=256, num_warps=4, num_stages=4, values_warps=8,
+                              values_stages=2, values_n=32)
 # the fused kernel's tile per head count (`sparse_prefill_tune`)
 PREFILL_TILES = {8: AttnTile(16, 32, 8), 16: AttnTile(16, 32, 8), 32: AttnTile(32, 16, 4), 64: AttnTile(32, 16, 4),
                  128: AttnTile(32, 16, 4)}
@@ -57,9 +66,11 @@ def check_two_pass(config, name: str = "config") -> TwoPassConfig:
     c = config
     if not (pow2(c.block_n, 16, 128) and pow2(c.block_k, 16, HEAD_DIM) and pow2(c.block_d, 16, HEAD_DIM)
             and pow2(c.block_h, 16, 64) and pow2(c.num_warps, 1, 8) and pow2(c.values_warps, 1, 8)
-            and 1 <= c.num_stages <= 5 and 1 <= c.values_stages <= 5):
+            and 1 <= c.num_stages <= 5 and 1 <= c.values_stages <= 5
+            and (c.values_n == 0 or pow2(c.values_n, 16, c.block_n)) and c.skip_tail in (0, 1)):
         raise InputError(f"{name}: block sizes must be powers of two (block_n 16-128, block_k and block_d 16-512, "
-                         f"block_h 16-64), warps 1-8 (powers of two), stages 1-5; got {c}")
+                         f"block_h 16-64, values_n 0 or 16-block_n), warps 1-8 (powers of two), stages 1-5, "
+                         f"skip_tail 0 or 1; got {c}")
     return c
 
 
@@ -167,12 +178,15 @@ def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr, 
                                H, n_rows, n_idx, idx_stride, w_pad, n_tiles, qk_scale,
                                HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                                BLOCK_K: tl.constexpr, D: tl.constexpr, DOT_F32: tl.constexpr,
-                               BOUNDS: tl.constexpr):
+                               BOUNDS: tl.constexpr, SKIP: tl.constexpr):
     jt = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
+    n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
+    if SKIP:    # a tile past the token's length: nothing to score, and the values pass never reads it
+        if (jt > 0) & (jt * BLOCK_N >= n):
+            return
     h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
     hmask = h < H
-    n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
     j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
     valid, r, bad = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
     if BOUNDS:
@@ -201,7 +215,7 @@ def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr, 
 def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_ptr, out_ptr,
                                H, n_rows, n_idx, idx_stride, w_pad, n_tiles,
                                HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
-                               BLOCK_D: tl.constexpr, TILES: tl.constexpr, D: tl.constexpr,
+                               BLOCK_D: tl.constexpr, TILES: tl.constexpr, VN: tl.constexpr, D: tl.constexpr,
                                DOT_F32: tl.constexpr, BOUNDS: tl.constexpr):
     db = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
@@ -211,7 +225,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
     # the softmax's max and sum from the tiles' (m_j, l_j) and the sink
     jj = tl.arange(0, TILES)
-    tmask = hmask[:, None] & (jj < n_tiles)[None, :]
+    tmask = hmask[:, None] & ((jj < n_tiles) & (jj < tl.maximum(tl.cdiv(n, BLOCK_N), 1)))[None, :]   # tiles scored
     mt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2, mask=tmask, other=-1.0e30)
     lt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2 + 1, mask=tmask, other=0.0)
     sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
@@ -220,8 +234,9 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     inv_l = tl.where(l == 0, 0.0, 1.0 / l)                 # a NaN sum stays NaN
     d = db * BLOCK_D + tl.arange(0, BLOCK_D)
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
-    for jt in range(0, tl.maximum(tl.cdiv(n, BLOCK_N), 1)):   # >= 1 tile (p = 0 there): a NaN sum reaches acc
-        j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
+    for js in range(0, tl.maximum(tl.cdiv(n, VN), 1)):   # >= 1 step (p = 0 there): a NaN sum reaches acc
+        j = js * VN + tl.arange(0, VN)                     # VN keys of score tile jt
+        jt = (js * VN) // BLOCK_N
         valid, r, _ = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
         p = tl.load(p_ptr + row[:, None] * w_pad + j[None, :], mask=hmask[:, None], other=0.0)
         v = tl.load(kv_ptr + r[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
@@ -249,11 +264,11 @@ def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig
         idx = indices[t0:t1]
         launch(_sparse_attn_scores_kernel, (n_tiles, t1 - t0, hb), q[t0:t1], kv, idx, ln, p, ml, errors,
                H, kv.shape[0], W, indices.stride(0), w_pad, n_tiles, scale * LOG2E, BLOCK_K=cfg.block_k,
-               num_warps=cfg.num_warps, num_stages=cfg.num_stages, **consts)
+               SKIP=bool(cfg.skip_tail), num_warps=cfg.num_warps, num_stages=cfg.num_stages, **consts)
         launch(_sparse_attn_values_kernel, (HEAD_DIM // cfg.block_d, t1 - t0, hb), p, ml, kv, idx, ln, sink,
                out[t0:t1], H, kv.shape[0], W, indices.stride(0), w_pad, n_tiles, BLOCK_D=cfg.block_d,
-               TILES=triton.next_power_of_2(n_tiles), num_warps=cfg.values_warps, num_stages=cfg.values_stages,
-               **consts)
+               TILES=triton.next_power_of_2(n_tiles), VN=cfg.values_n or BN, num_warps=cfg.values_warps,
+               num_stages=cfg.values_stages, **consts)
     return out
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #4ecdb516
@@ -400,6 +415,13 @@ def _method(config) -> str:
     return "fused" if isinstance(config, AttnTile) else "two_pass"
 
 
+def _named_methods() -> dict:
+    """The methods every case times, by name: the fused kernel, the default two passes, the default before the
+    scores pass skipped tiles past a token's length (`two_pass_before`), and the wide two-pass tiles."""
+    return {"fused": PREFILL_TILES[64], "two_pass": TWO_PASS, "two_pass_before": TWO_PASS_BEFORE,
+            "two_pass_wide": TWO_PASS_WIDE}
+
+
 @benchmark("sparse_prefill", "sparse_attn_prefill: 64 heads; full 640-entry rows and short rows of fresh prompts, "
            "both methods next to the chooser's pick")
 def _bench_sparse_prefill(ctx):
@@ -433,10 +455,10 @@ def _bench_sparse_prefill(ctx):
         ctx.row(case=f"{case} no bounds (before)", series="prefill without the bounds checks (before)",
                 time_s=tn, baseline_s=t, baseline="prefill with the bounds checks (same run)", flops=flops,
                 bytes=nbytes, method_name=_method(pick), **info)
-        for cfg in (PREFILL_TILES[64], TWO_PASS):
+        for name, cfg in _named_methods().items():
             tm = ctx.time([lambda a=a: sparse_attn_prefill(**a, config=cfg) for a in sets])
-            ctx.row(case=f"{case} {_method(cfg)}", series=_method(cfg), time_s=tm, baseline_s=t,
-                    baseline="the chooser's pick (same run)", flops=flops, bytes=nbytes, method_name=_method(cfg),
+            ctx.row(case=f"{case} {name}", series=name, time_s=tm, baseline_s=t,
+                    baseline="the chooser's pick (same run)", flops=flops, bytes=nbytes, method_name=name,
                     config=cfg._asdict(), **info)
         err = torch.zeros(1, dtype=torch.int32, device=ctx.device)
         te = ctx.time([lambda a=a: sparse_attn_prefill(**a, errors=err) for a in sets])
@@ -452,15 +474,20 @@ def _bench_sparse_prefill(ctx):
         cut = [dict(a, lens=lens, keys_per_token=float(keys)) for a in sets]
         _, n, nbytes = _prefill_work(cut[0])
         pick = _method(prefill_config(64, W, keys))
-        for cfg in (PREFILL_TILES[64], TWO_PASS):
+        for name, cfg in _named_methods().items():
             tm = ctx.time([lambda a=a: sparse_attn_prefill(**a, config=cfg) for a in cut])
-            ctx.row(case=f"T=1536 keys={keys} {_method(cfg)}", series=f"keys per token: {_method(cfg)}",
-                    time_s=tm, flops=4 * n * 64 * HEAD_DIM, bytes=nbytes, method_name=_method(cfg), tokens=T,
+            ctx.row(case=f"T=1536 keys={keys} {name}", series=f"keys per token: {name}",
+                    time_s=tm, flops=4 * n * 64 * HEAD_DIM, bytes=nbytes, method_name=name, tokens=T,
                     keys_per_token=n / T, fill=n / T / W, chosen=pick, config=cfg._asdict())
 
 
-# variations of TWO_PASS the tuning sweep times
-TWO_PASS_VARIANTS = (TWO_PASS, TWO_PASS._replace(block_k=32, num_stages=4), TWO_PASS._replace(values_warps=8),
+# variations of TWO_PASS the tuning sweep times (the first three also in quick mode): the old default, the wide
+# tiles, each half of them alone (128-key score tiles; 256-column values programs), and wide variants
+TWO_PASS_VARIANTS = (TWO_PASS, TWO_PASS_BEFORE, TWO_PASS_WIDE,
+                     TWO_PASS._replace(block_n=128, block_k=32, num_stages=4, values_n=64),
+                     TWO_PASS._replace(block_d=256, values_warps=8, values_stages=2, values_n=32),
+                     TWO_PASS_WIDE._replace(values_n=64), TWO_PASS_WIDE._replace(block_k=64, num_warps=8, num_stages=3),
+                     TWO_PASS._replace(block_k=32, num_stages=4), TWO_PASS._replace(values_warps=8),
                      TWO_PASS._replace(block_d=64), TWO_PASS._replace(num_stages=2, values_stages=2),
                      TWO_PASS._replace(block_h=32), TWO_PASS._replace(block_n=32), TWO_PASS._replace(num_warps=8))
 
@@ -478,6 +505,18 @@ def _bench_sparse_prefill_tune(ctx):
         method = "fused" if isinstance(cfg, AttnTile) else "two_pass"
         ctx.row(case=f"T={T} {method} {cfg}", x=i, series=method, time_s=t, flops=flops, method_name=method,
                 config=cfg._asdict(), rel_err=err, tokens=T)
+    # the same configurations on four fresh prompts of 384 tokens (ratio 2: short rows, `lens` on the GPU)
+    f = _fresh_inputs(ctx, 4, 384, 2, n_sets=1)[0]
+    Tf, keys, _ = _prefill_work(f)
+    ref = sparse_attn_prefill_ref(f["q"][-64:], f["kv"], f["indices"][-64:], f["sink"], f["lens"][-64:])
+    for i, cfg in enumerate(configs):
+        err = rel_err(sparse_attn_prefill(f["q"][-64:], f["kv"], f["indices"][-64:], f["sink"], f["lens"][-64:],
+                                          config=cfg), ref)
+        t = ctx.time([lambda: sparse_attn_prefill(**f, config=cfg)])
+        method = "fused" if isinstance(cfg, AttnTile) else "two_pass"
+        ctx.row(case=f"R=4 T=4x384 fresh r2 {method} {cfg}", x=i, series=f"{method}, fresh prompts", time_s=t,
+                flops=4 * keys * 64 * HEAD_DIM, method_name=method, config=cfg._asdict(), rel_err=err, tokens=Tf,
+                keys_per_token=keys / Tf)
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #3ea103e7
 @aot_examples
@@ -487,7 +526,8 @@ def _sparse_prefill_aot_examples():
     for H in SUPPORTED_HEADS:
         sink = e(H, dt=torch.float32)
         for lens in (None, e(1536)):
-            for config in (TWO_PASS, PREFILL_TILES[H]):
+            # the named two-pass configs the benchmarks time (TWO_PASS_BEFORE differs only in the scores pass)
+            for config in (TWO_PASS, PREFILL_TILES[H], TWO_PASS_WIDE) + ((TWO_PASS_BEFORE,) if H == 64 else ()):
                 for errors in (None, e(1)) if lens is None else (None,):      # with and without the counter
                     sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
                                         e(1536, 640), sink, lens, config=config, errors=errors)
@@ -525,7 +565,7 @@ def _sparse_prefill_fuzz_case(rng: random.Random, device) -> FuzzCase:
     out = Guarded.flat((T, H, HEAD_DIM), torch.bfloat16, device, pad=2 * HEAD_DIM)
     poison_(out.inner)
     scale = rng.choice([None, rng.uniform(0.01, 0.2)])
-    cfg = rng.choice([None, None, PREFILL_TILES[H]])
+    cfg = rng.choice([None, None, PREFILL_TILES[H], TWO_PASS_WIDE])
 
     def call(errors=None, check_metadata=False):
         return sparse_attn_prefill(q, kv.inner, idx, sink, lens, scale, out.inner, cfg, errors=errors,
