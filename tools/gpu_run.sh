@@ -10,13 +10,15 @@ OUT=${OUT:-/tmp/out}
 export DEEPINFER_RESULTS=/tmp/results        # benchmark records (also those the notebooks' GPU cells write)
 mkdir -p "$DEEPINFER_RESULTS"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
-if ls .whl/*.whl >/dev/null 2>&1; then
+if [ -d /tmp/site/nbdev ]; then export PYTHONPATH=/tmp/site:$PWD      # installed by an earlier call in this command
+elif ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site:$PWD
 fi
 # TileLang (optional extra, absent there): a packed site folder carried as .carry/tl.tar.xz (ignored by git)
 if [ -f .carry/tl.tar.xz ]; then
-  mkdir -p /tmp/tl && tar xJf .carry/tl.tar.xz -C /tmp/tl && export PYTHONPATH=/tmp/tl:$PYTHONPATH
+  [ -d /tmp/tl/tilelang ] || { mkdir -p /tmp/tl && tar xJf .carry/tl.tar.xz -C /tmp/tl; }
+  export PYTHONPATH=/tmp/tl:$PYTHONPATH
 fi
 LOG=$OUT/run.log
 SM80="env TRITON_OVERRIDE_ARCH=sm80 TRITON_CACHE_DIR=/tmp/triton-sm80"
