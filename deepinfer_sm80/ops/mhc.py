@@ -593,12 +593,13 @@ def v2_tile(T: int, H: int, block_t: int, block_h: int, num_warps: int, presplit
 def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
     """The default (v2) tile. Up to 16 tokens: 16 x 32 per step, fn split in the kernel (no extra launch), 4
     warps (at most 128 registers, tap included), H split up to 160 ways. From 17 tokens on: fn split once per
-    call, 32 x 32 per step and 4 warps (148 registers, 3 programs per SM), 32 x 64 and 8 warps with the tap."""
+    call, 32 x 32 per step and 8 warps (128 registers, tap included, 2 programs per SM; with 4 warps triton 3.8
+    spills on sm_80)."""
     if interpreter:
         return MhcSeamTile(16, 32, 2, 4, 1, 2, 32, 2)
     if T <= 16:
         return v2_tile(T, H, 16, 32, 4, False)
-    return v2_tile(T, H, 32, 64, 8, True) if aux else v2_tile(T, H, 32, 32, 4, True)
+    return v2_tile(T, H, 32, 32, 8, True)
 
 
 def seam_tile_v1(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
@@ -987,12 +988,13 @@ def _bench_mhc_seam(ctx):
 
 
 MHC_TUNE_TILES = (MhcSeamTile(16, 64, 40, 4, kernel="v1"), MhcSeamTile(64, 32, 2, 8, kernel="v1"),
-                  MhcSeamTile(16, 64, 80, 4), MhcSeamTile(32, 32, 8, 4, presplit=True),
+                  MhcSeamTile(16, 32, 160, 4), MhcSeamTile(32, 32, 8, 8, presplit=True),
                   MhcSeamTile(64, 32, 4, 8, presplit=True))     # fixed splits, for the GPU checks
 
 # v2 shapes the sweep times at every T, each at three grid sizes: (block_t, block_h, num_warps, presplit, num_stages)
-MHC_TUNE_SHAPES = ((16, 64, 4, False, 1), (16, 32, 4, False, 1), (16, 64, 4, True, 1), (32, 32, 4, True, 1), (32, 32, 4, True, 2),
-                   (32, 64, 8, True, 1), (64, 32, 8, True, 1), (64, 32, 4, True, 1))
+MHC_TUNE_SHAPES = ((16, 64, 4, False, 1), (16, 32, 4, False, 1), (16, 64, 4, True, 1), (32, 32, 4, True, 1),
+                   (32, 32, 8, True, 1), (32, 32, 8, True, 2), (32, 64, 8, True, 1), (64, 32, 8, True, 1),
+                   (64, 32, 4, True, 1))
 
 
 def _tune_tiles(T: int, H: int):
