@@ -811,7 +811,7 @@ def decode_union(token_starts, group, swa_indices, compressed_indices=None, swa_
     launch(_decode_union_kernel, (R, 2), token_starts, swa_indices, swa_indices.stride(0), swa_indices.shape[1],
            swa_lens, c_idx, c_idx.stride(0), c_idx.shape[1], compressed_lens, scratch, u_swa, m_swa, u_cmp, m_cmp,
            cnt, HAS_CMP=has_cmp, HAS_SWA_LENS=swa_lens is not None, HAS_CMP_LENS=compressed_lens is not None,
-           G=G, WS=WS, WC=WC, num_warps=8 if G * max(WS, WC) >= 4096 else 4, num_stages=1)
+           G=G, WS=WS, WC=WC, num_warps=8 if G * max(WS, WC) >= 2048 else 4, num_stages=1)
     return u_swa, m_swa, u_cmp, m_cmp, cnt
 
 
