@@ -201,7 +201,10 @@ class PartTimer:
     part. CUDA events on a GPU (read after the step), the wall clock on the CPU. Times are inclusive: a part's
     time contains the parts named within it."""
     METHODS = {"attention": ("attention sublayer", None), "select_v41": ("selection (V4.1 roles)", "attention sublayer"),
-               "compress_v41": ("compressor + index keys", "selection (V4.1 roles)"), "moe": ("MoE sublayer", None)}
+               "compress_v41": ("compressor + index keys", "selection (V4.1 roles)"), "moe": ("MoE sublayer", None),
+               "select_decode": ("selection (V4.1 roles)", "attention sublayer"),      # the batched decode's
+               "index_scores_decode": ("index scores", "selection (V4.1 roles)"),
+               "decode_core": ("sparse attention core", "attention sublayer")}
     PARTS = {"attention": ("sparse attention core", "attention sublayer"),
              "indexer_scores": ("index scores", "selection (V4.1 roles)"), "topk": ("top-k", "selection (V4.1 roles)"),
              "moe_experts": ("routed experts", "MoE sublayer"), "mhc_gates": ("mHC gates", None),
@@ -307,7 +310,16 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
         step = lambda n: [int(l[-1].argmax()) for l in engines[n].run(list(zip(caches[n], toks)), last_only=True)]
         t = {n: ctx.time([lambda n=n: step(n)], graph=False, min_calls=2, reps=5) for n in engines}
         ctx.row(case=f"decode B={B} C={_k(C)}", time_s=t["kernels"], baseline_s=t["references"], baseline="references",
-                tokens_per_s=B / t["kernels"], ref_tokens_per_s=B / t["references"], bytes=int(decode_bytes(cfg, B, C)))
+                tokens_per_s=B / t["kernels"], ref_tokens_per_s=B / t["references"], bytes=int(decode_bytes(cfg, B, C)),
+                decode_path="batched over requests (one selection and attention call per layer)")
+        engines["kernels"].batch_decode = False                   # the loop over requests, as before: same kernels
+        try:
+            t_loop = ctx.time([lambda: step("kernels")], graph=False, min_calls=2, reps=5)
+        finally:
+            engines["kernels"].batch_decode = True
+        ctx.row(case=f"decode B={B} C={_k(C)} per-request loop (before)", time_s=t_loop, baseline_s=t["kernels"],
+                baseline="kernels, batched decode", tokens_per_s=B / t_loop, bytes=int(decode_bytes(cfg, B, C)),
+                decode_path="one selection and attention call per request and layer")
         # ---- where one decode step goes (kernels) ----
         e = engines["kernels"]
         step("kernels")

@@ -17,14 +17,18 @@ from .roles import FULL, SelectionBoard, layer_roles
 from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_insert, compress_ref,
                                            compressed_rows_ref,
                                            indexer_key_ref, rope_cos_sin_table)
+from ..ops.kv_cache import KV, quantize_and_insert_k_cache
 from ..ops.mhc import MhcConsts, mhc_gates_ref
+from ..ops.sparse_decode import sparse_attn_decode
 from ..ops.topk import candidate_blocks_ref, topk_indices_in_pool_ref, topk_indices_ref
 
 
 # %% auto #0
-__all__ = ['IMPLS', 'rms_norm', 'rope_inv_freq', 'apply_rope', 'register_part', 'pool_v4_ref', 'indexer_scores_ref', 'topk_ref',
-           'attention_ref', 'mhc_gates_f32', 'moe_experts_ref', 'OpenRows', 'LayerCache', 'RequestCache', 'Trace',
-           'Engine', 'transformers_reference', 'same_choices', 'v41_names_and_shapes', 'random_weights']
+__all__ = ['IMPLS', 'DECODE_BLOCK', 'rms_norm', 'rope_inv_freq', 'apply_rope', 'register_part', 'pool_v4_ref',
+           'indexer_scores_ref', 'topk_ref', 'attention_ref', 'mhc_gates_f32', 'moe_experts_ref', 'OpenRows',
+           'LayerCache', 'RequestCache', 'Trace', 'indexer_scores_batched', 'attention_decode_ref',
+           'attention_decode_kernel', 'Engine', 'transformers_reference', 'same_choices', 'v41_names_and_shapes',
+           'random_weights']
 
 # %% ../../nbs/06c_engine.ipynb #45880ab4
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
@@ -219,6 +223,10 @@ class RequestCache:
         c = self.layers[i].comp
         c[first:first + rows.shape[0]] = rows.to(c.dtype)
 
+    def entry_rows(self, i: int, n: int, idx: torch.Tensor) -> torch.Tensor:
+        "Layer i's entries `idx` (int64, each < n) as fp32 rows: what a decode token reads of them."
+        return self.layers[i].comp[idx].float()
+
     # ---- room: a cache that allocates as it grows says what a chunk needs before anything changes ----
     def blocks_for(self, n_new: int) -> dict:
         "Blocks per pool that `n_new` more tokens need (none here: the tensors hold `capacity` tokens from the start)."
@@ -273,19 +281,58 @@ class _Seg:
     board: SelectionBoard | None = None   # V4.1: the selections and candidate pool of this call
 
 
+def indexer_scores_batched(q: torch.Tensor, keys: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    "`indexer_scores_ref` for B tokens, each over its own keys: q [B, h, d], keys [B, N, d], w [B, h] -> [B, N]."
+    sc = torch.einsum("bhd,bnd->bhn", q.float(), keys.float()).relu() * q.shape[-1] ** -0.5
+    return (sc * w.float()[..., None]).sum(1).contiguous()
+
+
+def attention_decode_ref(q: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, sinks: torch.Tensor) -> torch.Tensor:
+    "`attention_ref` for B tokens, each over its own keys: q [B, h, D], keys [B, N, D], mask [B, N]."
+    s = torch.einsum("bhd,bnd->bhn", q.float(), keys.float()) * q.shape[-1] ** -0.5
+    s = s.masked_fill(~mask[:, None, :], float("-inf"))
+    p = torch.cat([s, sinks.float().view(1, -1, 1).expand(*s.shape[:2], 1)], -1)
+    p = (p - p.amax(-1, keepdim=True)).softmax(-1)[..., :-1]
+    return torch.einsum("bhn,bnd->bhd", p, keys.float())
+
+
+DECODE_BLOCK = 64       # slots per block of the scratch record cache of `attention_decode_kernel`
+
+
+def attention_decode_kernel(q: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, sinks: torch.Tensor) -> torch.Tensor:
+    """The attention part 'kernel' for B decode tokens in one call: every token's keys become 584-byte records of
+    one scratch cache (one `quantize_and_insert_k_cache`) and `sparse_attn_decode` reads each token's own slots
+    (-1 where the mask is off)."""
+    B, N, D = keys.shape
+    dev = q.device
+    nb = max(1, -(-(B * N) // DECODE_BLOCK))
+    cache = torch.zeros(nb, KV.block_stride(DECODE_BLOCK), dtype=torch.uint8, device=dev)
+    quantize_and_insert_k_cache(keys.reshape(B * N, D).bfloat16().contiguous(), cache,
+                                torch.arange(B * N, dtype=torch.int32, device=dev), DECODE_BLOCK)
+    rows = torch.where(mask, torch.arange(B * N, dtype=torch.int32, device=dev).view(B, N), -1).int()
+    return sparse_attn_decode(q.bfloat16().contiguous(), cache, rows.contiguous(), None, None, sinks.float().contiguous(),
+                              DECODE_BLOCK, scale=D ** -0.5).float()
+
+
+_DECODE_ATTENTION = {"ref": attention_decode_ref, "kernel": attention_decode_kernel}
+"The attention parts the batched decode knows, by implementation name: the same function over [B, keys, D]."
+
+
 class Engine:
     """The DeepSeek-V4 forward pass over weights held under the release checkpoint's names (fp32 or bf16 tensors,
     already dequantized). `parts` picks an implementation per part ('ref' by default); kernels register
     themselves with `register_part` and are switched on by name, so a notebook can swap one part at a time.
     `run` advances any number of requests by a chunk each (prefill chunks and decode steps alike). V4.1 configs run
-    with their layer roles; `bf16_latents` rounds V4.1's compressed latents and index keys as the release does."""
+    with their layer roles; `bf16_latents` rounds V4.1's compressed latents and index keys as the release does.
+    `batch_decode` (default): a call in which every request brings one token (a decode step) runs each layer's
+    selection and attention once for all of them (`attention_decode`); False keeps the loop over requests."""
 
     def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], parts: dict[str, str] | None = None,
-                 device=None, bf16_latents: bool = False):
+                 device=None, bf16_latents: bool = False, batch_decode: bool = True):
         if cfg.engram_layers: raise NotImplementedError("Engram layers: waiting for the Engram reference")
         self.cfg, self._stacked = cfg, {}
         self.roles = layer_roles(cfg) if cfg.generation == "v41" else None
-        self.bf16_latents, self._cos_sin = bf16_latents, {}
+        self.bf16_latents, self._cos_sin, self.batch_decode = bf16_latents, {}, batch_decode
         if bf16_latents and (self.roles is None or cfg.rope_dim != 64):
             raise InputError("bf16_latents: V4.1 only, with the release's RoPE width 64")
         self.device = torch.device(device) if device is not None else next(iter(weights.values())).device
@@ -347,6 +394,8 @@ class Engine:
         q_res = rms_norm(self.lin(x, p + "wq_a.weight"), self.W(p + "q_norm.weight"), eps)
         q = apply_rope(rms_norm(self.lin(q_res, p + "wq_b.weight").view(T, cfg.n_heads, -1), None, eps), pos, inv)
         kv = apply_rope(rms_norm(self.lin(x, p + "wkv.weight"), self.W(p + "kv_norm.weight"), eps), pos, inv)
+        if self.decodes_batched(segs):
+            return self._out_proj(i, self.attention_decode(i, x, segs, pos, q, kv, q_res, trace), pos)
         outs = []
         for s in segs:
             lc, P, L = s.cache.layers[i], s.pos, s.z - s.a
@@ -391,11 +440,122 @@ class Engine:
             outs.append(self.part("attention")(q[s.a:s.z], keys, mask, self.W(p + "attn_sink")))
             last = slice(max(0, L - cfg.window), L)                      # the ring keeps the newest `window` rows
             s.cache.put_window(i, P[last], kv[s.a:s.z][last])
-        o = apply_rope(torch.cat(outs), pos, inv, inverse=True)
+        return self._out_proj(i, torch.cat(outs), pos)
+
+    def _out_proj(self, i: int, o: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        "The attention output [T, heads, D] rotated back, then the grouped low-rank output projection."
+        cfg, p, T = self.cfg, f"layers.{i}.attn.", o.shape[0]
+        o = apply_rope(o, pos, self.inv_freq[i], inverse=True)
         g = cfg.o_groups
         wo_a = self.W(p + "wo_a.weight").float().view(g, cfg.o_lora_rank, -1)
         o = torch.einsum("tgi,goi->tgo", o.reshape(T, g, -1), wo_a).reshape(T, -1)
         return self.lin(o, p + "wo_b.weight")
+
+    # ---- decode, batched over requests ----
+    def decodes_batched(self, segs: list[_Seg]) -> bool:
+        "Whether this call is a decode step the batched path takes: one token per request, an attention it knows."
+        return (self.batch_decode and all(s.z - s.a == 1 for s in segs)
+                and self.parts["attention"] in _DECODE_ATTENTION)
+
+    def attention_decode(self, i: int, x, segs: list[_Seg], pos, q, kv, q_res, trace: Trace) -> torch.Tensor:
+        """Layer i's attention [B, heads, D] for B decode tokens, one per request: each request's compressors close
+        what its token completes (their carried rows are per request), then one selection (`select_decode`) and one
+        attention call for all tokens. On pages with `decodes_in_place` the FP8 decode kernel reads the window and
+        selected entries as physical slots of the shared pools; otherwise each token's keys (its window ring, its
+        own row, its selected entries) are stacked [B, keys, D] and the attention runs on them once."""
+        cfg, B, dev = self.cfg, len(segs), x.device
+        sink = self.W(f"layers.{i}.attn.attn_sink")
+        pools = {id(getattr(s.cache, "pools", None)) for s in segs}
+        direct = (self.parts["attention"] == "kernel" and all(s.cache.decodes_in_place for s in segs) and len(pools) == 1)
+        if direct:                               # this token's row goes into its page first: the kernel reads it there
+            segs[0].cache.put_windows(i, [s.cache for s in segs], pos, kv)
+        src, sel = self.select_decode(i, x, q_res, segs, pos, trace) if cfg.compress_ratios[i] else (i, None)
+        if direct:
+            return segs[0].cache.attend_batch(i, src, [s.cache for s in segs], pos, q, sel, sink)
+        keys, mask = [], []
+        for b, s in enumerate(segs):
+            win, wpos = s.cache.window(i)
+            if win.shape[0] < cfg.window:        # a ring not yet full (paged caches return only its filled slots)
+                pad = cfg.window - win.shape[0]
+                win, wpos = torch.cat([win, win.new_zeros(pad, win.shape[1])]), torch.cat([wpos, wpos.new_full((pad,), -1)])
+            k, m = [win, kv[b:b + 1]], [(wpos >= 0) & (pos[b] - wpos < cfg.window), torch.ones(1, dtype=torch.bool, device=dev)]
+            if sel is not None:
+                n = s.cache.layers[src].n_comp
+                k.append(s.cache.entry_rows(src, n, sel[b].clamp(min=0)) if n else kv.new_zeros(sel.shape[1], kv.shape[1]))
+                m.append(sel[b] >= 0)
+            keys.append(torch.cat(k)); mask.append(torch.cat(m))
+        out = self.decode_core(q, torch.stack(keys), torch.stack(mask), sink)
+        for b, s in enumerate(segs): s.cache.put_window(i, s.pos, kv[b:b + 1])
+        return out
+
+    def decode_core(self, q, keys, mask, sink) -> torch.Tensor:
+        "The attention part's batched form on keys [B, N, D] (its own keys per token)."
+        return _DECODE_ATTENTION[self.parts["attention"]](q, keys, mask, sink)
+
+    def index_scores_decode(self, q, keys, w) -> torch.Tensor:
+        "Index scores [B, N] of B tokens over their own keys [B, N, d] (`indexer_scores_batched`)."
+        return indexer_scores_batched(q, keys, w)
+
+    def select_decode(self, i: int, x, q_res, segs: list[_Seg], pos, trace: Trace) -> tuple[int, torch.Tensor]:
+        """The compressed entries each decode token reads on layer i: (the layer whose entries they are, entry ids
+        [B, K] ascending, -1 padded). Each request's compressor (V4, V4.1 Full) advances on its own token; the index
+        query, the scores over every request's keys (padded to the longest), the top-k and the candidate pool run
+        once for all tokens. Layers without an indexer read every visible entry; V4.1 Reuse takes its source's."""
+        cfg, B, ratio, dev = self.cfg, len(segs), self.cfg.compress_ratios[i], x.device
+        p, ix, inv = f"layers.{i}.attn.", f"layers.{i}.attn.indexer.", self.inv_freq[i]
+        role = self.roles[i] if self.roles is not None else None
+        for b, s in enumerate(segs):
+            lc, xb = s.cache.layers[i], x[b:b + 1]
+            if role is not None:
+                if role.role == FULL: self.compress_v41(i, s.cache, xb, s.pos)
+                continue
+            E = self.compress_into_pages(i, s.cache, xb, s.pos)
+            if E is None:
+                new, j = self.compress(p + "compressor.", xb, s.pos, lc.comp_rows, ratio, cfg.uses_topk(i))
+                E = new.shape[0]
+                if E: s.cache.put_entries(i, lc.n_comp, apply_rope(new, j * ratio, inv))
+            if cfg.uses_topk(i):
+                new, j = self.compress(ix + "compressor.", xb, s.pos, lc.idx_rows, ratio, True)
+                lc.idx_keys[lc.n_comp:lc.n_comp + E] = apply_rope(new, j * ratio, inv).to(lc.idx_keys.dtype)
+            lc.n_comp += E
+        src = role.kv_source if role is not None else i
+        n = [s.cache.layers[src].n_comp for s in segs]
+        N, k = max(n), cfg.index_topk
+        n_t = torch.tensor(n, device=dev)
+        lens = ((pos + 1) // ratio).clamp(max=n_t).to(torch.int32)
+        if role is not None and not role.scores:
+            sel = torch.cat([s.board.selection(i) for s in segs])
+        elif role is None and not cfg.uses_topk(i):                  # every visible entry
+            e = torch.arange(N, device=dev)[None, :]
+            sel = torch.where(e < lens[:, None], e, -1)
+            return src, sel
+        else:
+            kix = role.index_keys if role is not None else i
+            sel = torch.full((B, k), -1, dtype=torch.long, device=dev)
+            pool = None if role is None else segs[0].board.pool(i)
+            pool = None if pool is None else torch.cat([s.board.pool(i) for s in segs])
+            if N:
+                keys = torch.zeros(B, N, cfg.index_head_dim, device=dev)
+                for b, s in enumerate(segs): keys[b, :n[b]] = s.cache.layers[kix].idx_keys[:n[b]].float()
+                qi = apply_rope(self.lin(q_res, ix + "wq_b.weight").view(B, cfg.index_n_heads, -1), pos, inv)
+                w = self.lin(x, ix + "weights_proj.weight") * cfg.index_n_heads ** -0.5
+                scores = self.index_scores_decode(qi, keys, w)
+                kk = min(k, N)
+                if pool is None:
+                    sel[:, :kk] = self.part("topk")(scores, kk, lens).long()
+                else:                            # within the pool's blocks; a row with <= k entries reads them all
+                    sel[:, :kk] = topk_indices_in_pool_ref(scores, pool, kk, lens, cfg.candidate_block_size).long()
+                    every = torch.arange(kk, device=dev)[None, :]
+                    sel[:, :kk] = torch.where((lens <= k)[:, None], torch.where(every < lens[:, None], every, -1), sel[:, :kk])
+            if role is not None and role.writes_pool:
+                blocks = (candidate_blocks_ref(scores, lens, cfg.candidate_block_size, cfg.candidate_topk_blocks) if N else
+                          torch.full((B, cfg.candidate_topk_blocks), -1, dtype=torch.int32, device=dev))
+                for b, s in enumerate(segs): s.board.publish_pool(i, blocks[b:b + 1])
+                trace.add("pool", i, blocks)
+            if role is not None:
+                for b, s in enumerate(segs): s.board.publish(i, sel[b:b + 1])
+        trace.add("topk", i, sel)
+        return src, sel
 
     def indexer(self, i, x, q_res, P, ratio, visible, lc: LayerCache, n: int, trace: Trace) -> torch.Tensor:
         "Top-k compressed entries [L, index_topk] (-1 padded) of one request's chunk; appends its closed keys."

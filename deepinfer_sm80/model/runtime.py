@@ -252,6 +252,32 @@ class PagedRequestCache(RequestCache):
                                   None if cmp is None else self.pools.compressed.data, cmp, sink.float().contiguous(),
                                   self.pools.block_size, scale=KV.head_dim ** -0.5).float()
 
+    def put_windows(self, i: int, caches: list["PagedRequestCache"], pos: torch.Tensor, kv: torch.Tensor):
+        "`put_window` of one decode row per cache (caches on the same pools): rows kv [B, D] at positions pos [B], one insert."
+        ring = pos % self.window_size
+        slots = torch.cat([c._slots(c.win_table[i], ring[b:b + 1]) for b, c in enumerate(caches)])
+        quantize_and_insert_k_cache(kv.bfloat16().contiguous(), self.pools.window.data, slots, self.pools.block_size)
+        for b, c in enumerate(caches): c.layers[i].win_pos[ring[b:b + 1]] = pos[b:b + 1]
+
+    def attend_batch(self, i: int, src: int, caches: list["PagedRequestCache"], pos: torch.Tensor, q: torch.Tensor,
+                     sel: torch.Tensor | None, sink: torch.Tensor) -> torch.Tensor:
+        """B decode tokens' attention [B, heads, 512] on the pages in one `sparse_attn_decode` call: per token the
+        window slots its ring holds within the window (this token's row included) and the entries `sel` [B, K] names
+        of layer `src` (-1: none), as physical slots of the two pools; -1 where a slot is not read."""
+        W, ring = self.window_size, torch.arange(self.window_size, device=q.device)
+        swa, cmp = [], []
+        for b, c in enumerate(caches):
+            wp = c.layers[i].win_pos
+            ok = (wp >= 0) & (pos[b] - wp < W)
+            swa.append(torch.where(ok, c._slots(c.win_table[i], ring), -1))
+            if sel is not None:
+                cmp.append(torch.where(sel[b] >= 0, c._slots(c.comp_table[src], sel[b].clamp(min=0)), -1))
+        swa = torch.stack(swa).int().contiguous()
+        cmp = torch.stack(cmp).int().contiguous() if sel is not None and sel.shape[1] else None
+        return sparse_attn_decode(q.bfloat16().contiguous(), self.pools.window.data, swa,
+                                  None if cmp is None else self.pools.compressed.data, cmp, sink.float().contiguous(),
+                                  self.pools.block_size, scale=KV.head_dim ** -0.5).float()
+
     def block_ids(self) -> dict[str, list[int]]:
         "The blocks this request holds, per pool."
         ids = lambda tables: sorted(b for t in tables for b in t[t >= 0].tolist())
@@ -282,6 +308,9 @@ class PagedRequestCache(RequestCache):
 
     def entries(self, i: int, n: int) -> torch.Tensor:
         return self._gather(self.pools.compressed, self.comp_table[i], n)
+
+    def entry_rows(self, i: int, n: int, idx: torch.Tensor) -> torch.Tensor:
+        return self.entries(i, n)[idx]
 
     def put_entries(self, i: int, first: int, rows: torch.Tensor):
         self._insert(self.pools.compressed, self.comp_table[i],
