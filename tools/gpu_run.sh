@@ -7,7 +7,8 @@
 # (The notebooks' GPU cells run their benchmarks in --quick form, so TESTS alone also yields records.)
 set -o pipefail
 OUT=${OUT:-/tmp/out}
-export DEEPINFER_RESULTS=/tmp/results        # benchmark records (also those the notebooks' GPU cells write)
+export DEEPINFER_RESULTS=${DEEPINFER_RESULTS:-/tmp/results}   # benchmark records (also those the notebooks' GPU cells write)
+MODES=${MODES:-native sm80}                   # which modes the TESTS, SCRIPTS and BENCH steps run (NBS: mode:stem)
 mkdir -p "$DEEPINFER_RESULTS"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 if [ -d /tmp/site/nbdev ]; then export PYTHONPATH=/tmp/site:$PWD      # installed by an earlier call in this command
@@ -61,17 +62,18 @@ if [ -n "${NBS:-}" ]; then
   grep -L " passed" $OUT/logs/nb-*.log | sed "s/^/NOT PASSED: /" | tee -a "$LOG"
   grep -q " failed\|rc=124" "$LOG" && status=1
 fi
+has() { case " $MODES " in *" $1 "*) return 0;; esac; return 1; }
 if [ -n "${TESTS:-}" ]; then
-  step python3 -m pytest --gpu -q -p no:cacheprovider tests/test_notebooks.py -k "$TESTS"
-  step $SM80 python3 -m pytest --gpu -q -p no:cacheprovider tests/test_notebooks.py -k "$TESTS"
+  has native && step python3 -m pytest --gpu -q -p no:cacheprovider tests/test_notebooks.py -k "$TESTS"
+  has sm80 && step $SM80 python3 -m pytest --gpu -q -p no:cacheprovider tests/test_notebooks.py -k "$TESTS"
 fi
 for s in ${SCRIPTS:-}; do
-  step python3 "$s"
-  step $SM80 python3 "$s"
+  has native && step python3 "$s"
+  has sm80 && step $SM80 python3 "$s"
 done
 if [ -n "${BENCH:-}" ]; then
-  step python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-}
-  step python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-} --isa sm80
+  has native && step python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-}
+  has sm80 && step python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-} --isa sm80
 fi
 echo "gpu_run status $status" | tee -a "$LOG"
 exit $status

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Two GPUs (device kind nvidia-h200-x2): native mode on GPU 0 and the SM80 ISA mode on GPU 1 at the same time,
+# each through tools/gpu_run.sh with its own $OUT/<mode> and records folder. NBS: notebook stems whose GPU
+# tests run first (in parallel on that mode's GPU); BGROUPS: benchmark groups run one after another, a group
+# being "name,name[:arg]" (commas between names, an optional bench argument after a colon, e.g. quick), e.g.
+#   NBS="03d_sparse_prefill 04a_mhc" BGROUPS="topk_tune,mhc_tune:quick sparse_prefill" bash tools/gpu_pair.sh
+OUT=${OUT:-/tmp/out}
+OUT=$OUT/setup SKIP_CHECK=1 bash tools/gpu_run.sh > /dev/null 2>&1        # installs the carried wheels once
+rm -rf $OUT/setup
+run_mode() {
+  local mode=$1 gpu=$2 g names arg
+  export CUDA_VISIBLE_DEVICES=$gpu OUT=$OUT/$mode DEEPINFER_RESULTS=/tmp/results-$mode MODES=$mode SKIP_CHECK=1
+  mkdir -p $OUT
+  if [ -n "${NBS:-}" ]; then NBS="$(for s in $NBS; do printf '%s:%s ' $mode $s; done)" bash tools/gpu_run.sh; fi
+  for g in ${BGROUPS:-}; do
+    names=${g%%:*}; arg=""; [ "$g" != "$names" ] && arg="--${g#*:}"
+    NBS= BENCH="${names//,/ }" BENCH_ARGS="$arg" bash tools/gpu_run.sh
+  done
+  rm -rf $OUT/logs $OUT/.lock
+}
+run_mode native 0 & run_mode sm80 1 & wait
