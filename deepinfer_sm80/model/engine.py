@@ -472,6 +472,17 @@ class Engine:
         src, sel = self.select_decode(i, x, q_res, segs, pos, trace) if cfg.compress_ratios[i] else (i, None)
         if direct:
             return segs[0].cache.attend_batch(i, src, [s.cache for s in segs], pos, q, sel, sink)
+        if all(type(s.cache) is RequestCache for s in segs):     # tensors of their own: the rings stack, one gather each
+            lcs = [s.cache.layers[i] for s in segs]
+            wpos = torch.stack([lc.win_pos for lc in lcs])
+            k = [torch.stack([lc.win_kv for lc in lcs]).float(), kv[:, None]]
+            m = [(wpos >= 0) & (pos[:, None] - wpos < cfg.window), torch.ones(B, 1, dtype=torch.bool, device=dev)]
+            if sel is not None:
+                k.append(torch.stack([s.cache.layers[src].comp[sel[b].clamp(min=0)] for b, s in enumerate(segs)]).float())
+                m.append(sel >= 0)
+            out = self.decode_core(q, torch.cat(k, 1), torch.cat(m, 1), sink)
+            for b, s in enumerate(segs): s.cache.put_window(i, s.pos, kv[b:b + 1])
+            return out
         keys, mask = [], []
         for b, s in enumerate(segs):
             win, wpos = s.cache.window(i)
