@@ -20,7 +20,8 @@ from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_inse
 from ..ops.kv_cache import KV, quantize_and_insert_k_cache
 from ..ops.mhc import MhcConsts, mhc_gates_ref
 from ..ops.sparse_decode import sparse_attn_decode
-from ..ops.topk import candidate_blocks_ref, topk_indices_in_pool_ref, topk_indices_ref
+from ..ops.topk import (candidate_blocks, candidate_blocks_ref, topk_indices_in_pool, topk_indices_in_pool_ref,
+                                     topk_indices_ref)
 
 
 # %% auto #0
@@ -354,9 +355,11 @@ class Engine:
         return RequestCache(self.cfg, capacity, self.device, dtype)
 
     # ---- compressors ----
-    def compress(self, prefix: str, x, pos, rows: OpenRows, ratio: int, overlap: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    def compress(self, prefix: str, x, pos, rows: OpenRows, ratio: int, overlap: bool,
+                 span: tuple[int, int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Push a chunk's rows into `rows`; return the entries it closes (fp32, not rotated) and their indices; trim
-        what is done. Score = gate projection (+ the positional bias where the layer has one); none at ratio 1."""
+        what is done. Score = gate projection (+ the positional bias where the layer has one); none at ratio 1.
+        `span`: the chunk's first and end positions when the caller knows them on the host (no device read)."""
         kv = self.lin(x, prefix + "wkv.weight")
         if ratio == 1 and not overlap:
             score = torch.zeros_like(kv)
@@ -364,14 +367,15 @@ class Engine:
             score = self.lin(x, prefix + "wgate.weight")
             if prefix + "ape" in self.w: score = score + self.W(prefix + "ape").float()[pos % ratio]
         rows.push(kv, score)
-        n0, n1 = int(pos[0]), int(pos[-1]) + 1
+        n0, n1 = span if span is not None else (int(pos[0]), int(pos[-1]) + 1)
         j = torch.arange(n0 // ratio, n1 // ratio, device=x.device)
         out = self.part("compressor")(rows.kv, rows.score, rows.base, j, ratio, overlap,
                                       self.W(prefix + "norm.weight"), self.cfg.rms_norm_eps)
         rows.trim(max((n1 // ratio) * ratio - (ratio if overlap else 0), 0))
         return out, j
 
-    def compress_into_pages(self, i: int, cache: RequestCache, x: torch.Tensor, P: torch.Tensor) -> int | None:
+    def compress_into_pages(self, i: int, cache: RequestCache, x: torch.Tensor, P: torch.Tensor,
+                            end: int | None = None) -> int | None:
         """V4: where the cache asks for it (`compressor_pages`), `ops.compressor.compress_and_insert` pools the
         chunk's closed entries, normalizes them (bf16 latents, as the release rounds them), rotates their RoPE dims
         and quantizes them into their pages in one pass. Returns how many entries closed, or None."""
@@ -384,7 +388,8 @@ class Engine:
                                   torch.tensor([0, L], dtype=torch.int32, device=dev),
                                   torch.zeros(1, dtype=torch.int32, device=dev), state, state.spec,
                                   self.W(c + "norm.weight").float().contiguous(), self.cfg.rms_norm_eps,
-                                  self.cos_sin(i, int(P[-1]) + 1), k_cache, table[None], bs, bias=bias, max_query_len=L)
+                                  self.cos_sin(i, end or int(P[-1]) + 1), k_cache, table[None], bs, bias=bias,
+                                  max_query_len=L)
         return out.entry.numel()
 
     # ---- attention ----
@@ -516,17 +521,17 @@ class Engine:
         p, ix, inv = f"layers.{i}.attn.", f"layers.{i}.attn.indexer.", self.inv_freq[i]
         role = self.roles[i] if self.roles is not None else None
         for b, s in enumerate(segs):
-            lc, xb = s.cache.layers[i], x[b:b + 1]
+            lc, xb, span = s.cache.layers[i], x[b:b + 1], (s.cache.n, s.cache.n + 1)     # positions known on the host
             if role is not None:
-                if role.role == FULL: self.compress_v41(i, s.cache, xb, s.pos)
+                if role.role == FULL: self.compress_v41(i, s.cache, xb, s.pos, span)
                 continue
-            E = self.compress_into_pages(i, s.cache, xb, s.pos)
+            E = self.compress_into_pages(i, s.cache, xb, s.pos, span[1])
             if E is None:
-                new, j = self.compress(p + "compressor.", xb, s.pos, lc.comp_rows, ratio, cfg.uses_topk(i))
+                new, j = self.compress(p + "compressor.", xb, s.pos, lc.comp_rows, ratio, cfg.uses_topk(i), span)
                 E = new.shape[0]
                 if E: s.cache.put_entries(i, lc.n_comp, apply_rope(new, j * ratio, inv))
             if cfg.uses_topk(i):
-                new, j = self.compress(ix + "compressor.", xb, s.pos, lc.idx_rows, ratio, True)
+                new, j = self.compress(ix + "compressor.", xb, s.pos, lc.idx_rows, ratio, True, span)
                 lc.idx_keys[lc.n_comp:lc.n_comp + E] = apply_rope(new, j * ratio, inv).to(lc.idx_keys.dtype)
             lc.n_comp += E
         src = role.kv_source if role is not None else i
@@ -555,11 +560,13 @@ class Engine:
                 if pool is None:
                     sel[:, :kk] = self.part("topk")(scores, kk, lens).long()
                 else:                            # within the pool's blocks; a row with <= k entries reads them all
-                    sel[:, :kk] = topk_indices_in_pool_ref(scores, pool, kk, lens, cfg.candidate_block_size).long()
+                    in_pool = topk_indices_in_pool if self.parts["topk"] == "kernel" else topk_indices_in_pool_ref
+                    sel[:, :kk] = in_pool(scores, pool.int().contiguous(), kk, lens, cfg.candidate_block_size).long()
                     every = torch.arange(kk, device=dev)[None, :]
                     sel[:, :kk] = torch.where((lens <= k)[:, None], torch.where(every < lens[:, None], every, -1), sel[:, :kk])
             if role is not None and role.writes_pool:
-                blocks = (candidate_blocks_ref(scores, lens, cfg.candidate_block_size, cfg.candidate_topk_blocks) if N else
+                blocks = ((candidate_blocks if self.parts["topk"] == "kernel" else candidate_blocks_ref)(
+                              scores, lens, cfg.candidate_block_size, cfg.candidate_topk_blocks) if N else
                           torch.full((B, cfg.candidate_topk_blocks), -1, dtype=torch.int32, device=dev))
                 for b, s in enumerate(segs): s.board.publish_pool(i, blocks[b:b + 1])
                 trace.add("pool", i, blocks)
@@ -593,7 +600,7 @@ class Engine:
                                                       self.device)
         return t
 
-    def compress_v41(self, i: int, cache: RequestCache, x: torch.Tensor, P: torch.Tensor):
+    def compress_v41(self, i: int, cache: RequestCache, x: torch.Tensor, P: torch.Tensor, span=None):
         """A Full layer's compressor over one request's chunk: closed entries into its cache, then their index keys,
         k_norm(wk(latent)), both RoPE'd at entry * ratio. In fp32, or with `bf16_latents` rounded as the release
         rounds them (bf16 latent, bf16 wk output, bf16 key) through `ops.compressor`'s references, or, where the
@@ -601,7 +608,7 @@ class Engine:
         cfg, c, ratio, ix = self.cfg, f"layers.{i}.attn.compressor.", self.cfg.compress_ratios[i], f"layers.{i}.attn.indexer."
         lc = cache.layers[i]
         if not self.bf16_latents:
-            lat, j = self.compress(c, x, P, lc.comp_rows, ratio, False)
+            lat, j = self.compress(c, x, P, lc.comp_rows, ratio, False, span)
             E, inv = j.numel(), self.inv_freq[i]
             cache.put_entries(i, lc.n_comp, apply_rope(lat, j * ratio, inv))
             keys = rms_norm(self.lin(lat, ix + "wk.weight"), self.W(ix + "k_norm.weight"), cfg.rms_norm_eps)
@@ -719,9 +726,10 @@ class Engine:
             segs.append(_Seg(c, a, a + ids.numel(), torch.arange(c.n, c.n + ids.numel(), device=self.device),
                              SelectionBoard(self.roles) if self.roles is not None else None))
             a += ids.numel()
-        ids = torch.cat([i for _, i in chunks]).to(self.device).long()
-        if int(ids.min()) < 0 or int(ids.max()) >= cfg.vocab_size:
+        ids = torch.cat([i for _, i in chunks])
+        if int(ids.min()) < 0 or int(ids.max()) >= cfg.vocab_size:     # where they come from (the host: no sync)
             raise InputError(f"token ids must lie in [0, {cfg.vocab_size})")
+        ids = ids.to(self.device).long()
         need = {}                                # blocks per pool the whole call needs, before any is taken
         for c, t in chunks:
             for pool, k in c.blocks_for(t.numel()).items(): need[pool] = need.get(pool, 0) + k
