@@ -941,10 +941,11 @@ def _mhc_aot_examples():
 
 
 def _tilelang_available() -> bool:
+    "TileLang imports. A broken install (e.g. a mismatched apache-tvm-ffi raises RuntimeError) counts as absent."
     try:
         import tilelang  # noqa: F401
         return True
-    except ImportError:
+    except Exception:
         return False
 
 

@@ -204,7 +204,8 @@ class TopkTile(NamedTuple):
     hist_bits: int = 0
 
 
-GPU_TILE = TopkTile(4096, 8, 10)        # 16 entries per thread; a 1,024-bin histogram bounds each long row first
+GPU_TILE = TopkTile(4096, 8, 0)         # 16 entries per thread, searches only: faster than the histogram bound on 3 of
+                                        # the 4 measured shapes (topk_tune, H200, 2026-11-30 19:25; see the prose)
 SEARCH_TILE = TopkTile(4096, 8, 0)      # the first kernel: no histogram, every block's bound from its own search
 CPU_TILE = TopkTile(4096, 4, 10)        # the interpreter pays per program
 HIST_BITS = (0, 8, 9, 10, 11)           # histogram widths a tile may ask for
