@@ -195,6 +195,7 @@ class PagedRequestCache(RequestCache):
         win, comp = self.columns(pools.cfg, capacity, bs)
         table = lambda n: torch.full((n,), -1, dtype=torch.int32, device=pools.device)
         self.win_table, self.comp_table = [table(n) for n in win], [table(n) for n in comp]
+        self.held = ([0] * len(win), [0] * len(comp))        # columns taken per table, counted on the host
         v4 = pools.cfg.generation == "v4"
         self.states = [None if not pools.compressor else              # compress_and_insert's carried rows
                        CompressorState(compressor_spec(r), 1, pools.device) if v4 and r in (4, 128)
@@ -216,23 +217,25 @@ class PagedRequestCache(RequestCache):
 
     def blocks_for(self, n_new: int) -> dict:
         win, comp = self._wanted(n_new)
-        held = lambda tables: [int((t >= 0).sum()) for t in tables]
-        need = {self.pools.window: sum(w - h for w, h in zip(win, held(self.win_table))),
-                self.pools.compressed: sum(c - h for c, h in zip(comp, held(self.comp_table)))}
+        need = {self.pools.window: sum(w - h for w, h in zip(win, self.held[0])),
+                self.pools.compressed: sum(c - h for c, h in zip(comp, self.held[1]))}
         return {p: k for p, k in need.items() if k > 0}
 
     def grow(self, n_new: int):
-        for pool, tables, want in zip((self.pools.window, self.pools.compressed), (self.win_table, self.comp_table),
-                                      self._wanted(n_new)):
-            for t, w in zip(tables, want):
-                have = int((t >= 0).sum())
-                if w > have: t[have:w] = torch.tensor(pool.alloc(w - have), dtype=torch.int32)
+        for pool, tables, want, held in zip((self.pools.window, self.pools.compressed), (self.win_table, self.comp_table),
+                                            self._wanted(n_new), self.held):
+            for l, (t, w) in enumerate(zip(tables, want)):
+                have = held[l]
+                if w > have:
+                    t[have:w] = torch.tensor(pool.alloc(w - have), dtype=torch.int32)
+                    held[l] = w
 
     def release(self):
         for pool, tables in ((self.pools.window, self.win_table), (self.pools.compressed, self.comp_table)):
             for t in tables:
                 pool.release(t[t >= 0].tolist())
                 t.fill_(-1)
+        self.held = ([0] * len(self.win_table), [0] * len(self.comp_table))
 
     def compressor_pages(self, i: int):
         st = self.states[i]
