@@ -7,6 +7,8 @@
 OUT=${OUT:-/tmp/out}
 OUT=$OUT/setup SKIP_CHECK=1 bash tools/gpu_run.sh > /dev/null 2>&1        # installs the carried wheels once
 rm -rf $OUT/setup
+# a first TileLang import (it builds its caches) by two processes at once did not return (2026-11-30): import it once
+[ -d /tmp/tl/tilelang ] && PYTHONPATH=/tmp/tl:/tmp/site:$PWD timeout 300 python3 -c "import tilelang" > /dev/null 2>&1
 run_mode() {
   local mode=$1 gpu=$2 g names arg
   export CUDA_VISIBLE_DEVICES=$gpu OUT=$OUT/$mode DEEPINFER_RESULTS=/tmp/results-$mode MODES=$mode SKIP_CHECK=1
