@@ -246,6 +246,19 @@ def _chunks_checksum(xs):
 
 
 @triton.jit
+def _store_split_partial(part_o_ptr, part_ml_ptr, prow, m_i, l_i, accs, mask, D: tl.constexpr, DC: tl.constexpr,
+                        DOT_F32: tl.constexpr):
+    "One split's partial result of rows `prow`: the output divided by its own sum (bf16), and (max, sum) per row."
+    inv = tl.where(l_i == 0, 0.0, 1.0 / l_i)     # a NaN sum stays NaN
+    c = tl.arange(0, DC)
+    for g in tl.static_range(len(accs)):
+        tl.store(part_o_ptr + prow[:, None] * D + g * DC + c[None, :], to_bf16(accs[g] * inv[:, None], DOT_F32),
+                 mask=mask[:, None])
+    tl.store(part_ml_ptr + prow * 2, m_i, mask=mask)
+    tl.store(part_ml_ptr + prow * 2 + 1, l_i, mask=mask)
+
+
+@triton.jit
 def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr,
                                swa_ptr, swa_idx_ptr, swa_lens_ptr, cmp_ptr, cmp_idx_ptr, cmp_lens_ptr, err_ptr,
                                H, n_splits, qk_scale,
@@ -334,14 +347,7 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
             tl.store(out_ptr + rows[:, None] * D + d[None, :],
                      tl.broadcast_to(tot[:, None], [BLOCK_H, D]).to(tl.float32).to(tl.bfloat16), mask=hmask[:, None])
     elif SPLIT:             # partial output divided by its own sum (bf16) + its (max, sum) per head
-        prow = (t * n_splits + sp) * H + h
-        inv = tl.where(l_i == 0, 0.0, 1.0 / l_i)     # a NaN sum stays NaN
-        c = tl.arange(0, DC)
-        for g in tl.static_range(len(accs)):
-            tl.store(part_o_ptr + prow[:, None] * D + g * DC + c[None, :], to_bf16(accs[g] * inv[:, None], DOT_F32),
-                     mask=hmask[:, None])
-        tl.store(part_ml_ptr + prow * 2, m_i, mask=hmask)
-        tl.store(part_ml_ptr + prow * 2 + 1, l_i, mask=hmask)
+        _store_split_partial(part_o_ptr, part_ml_ptr, (t * n_splits + sp) * H + h, m_i, l_i, accs, hmask, D, DC, DOT_F32)
     else:
         store_normalized(m_i, l_i, accs, sink_ptr, h, hmask, out_ptr, rows, D, DC, DOT_F32)
 
@@ -774,14 +780,8 @@ def _sparse_attn_decode_grouped_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, par
             e = tl.sum(n_err, 0)
             tl.atomic_add(err_ptr, e, mask=e > 0)
     if SPLIT:
-        prow = (t.to(tl.int64) * n_splits + sp) * H + h
-        inv = tl.where(l_i == 0, 0.0, 1.0 / l_i)
-        c = tl.arange(0, DC)
-        for g in tl.static_range(len(accs)):
-            tl.store(part_o_ptr + prow[:, None] * D + g * DC + c[None, :], to_bf16(accs[g] * inv[:, None], DOT_F32),
-                     mask=rmask[:, None])
-        tl.store(part_ml_ptr + prow * 2, m_i, mask=rmask)
-        tl.store(part_ml_ptr + prow * 2 + 1, l_i, mask=rmask)
+        _store_split_partial(part_o_ptr, part_ml_ptr, (t.to(tl.int64) * n_splits + sp) * H + h, m_i, l_i, accs, rmask,
+                            D, DC, DOT_F32)
     else:
         store_normalized(m_i, l_i, accs, sink_ptr, h, rmask, out_ptr, rows, D, DC, DOT_F32)
 
