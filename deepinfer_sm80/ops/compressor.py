@@ -573,6 +573,35 @@ def _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_siz
     return h[:R + 1], h[R + 1:2 * R + 1], h[2 * R + 1:3 * R + 1], h[3 * R + 1:]
 
 
+def _compress_consts(spec, has_score, bias, block_size) -> dict:
+    return dict(RATIO=spec.ratio, SPAN=spec.span, KEEP=spec.keep, D=spec.head_dim, W=spec.width,
+                OVERLAP=spec.overlap, HAS_SCORE=has_score, HAS_BIAS=bias is not None,
+                RECORD=584 if spec.head_dim == 512 else 132, BLOCK_SIZE=block_size, SCALE_FLOOR=DSV41.scale_floor,
+                RNE=_core.interpreting())
+
+
+def _launch_state(kv, score, query_start_loc, req_ids, state, spec, any_tokens) -> None:
+    "The carried rows (and token counts) each request keeps for its next call."
+    if any_tokens:
+        launch(_compress_state_kernel, (req_ids.numel(),), kv, kv if score is None else score, kv.stride(0),
+               query_start_loc, req_ids, state.n_tokens, state.kv, state.score, max(spec.keep, 1) * spec.width,
+               KEEP=spec.keep, W=spec.width, HAS_SCORE=score is not None, num_warps=4, num_stages=1)
+
+
+def _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache, block_table,
+                 block_size, bias, cfg, eoff, most, lmax, out: CompressedEntries) -> None:
+    """The launches of one step, no host work: entries into `out` (rows from each request's offset `eoff`, at most
+    `most` per request), then the carried rows. `compress_and_insert` checks and plans; a benchmark can time this."""
+    R = req_ids.numel()
+    if R and most:
+        launch(_compress_rows_kernel, (triton.cdiv(most, cfg.block_e), R), kv, kv if score is None else score,
+               kv.stride(0), query_start_loc, req_ids, state.n_tokens, eoff, state.kv, state.score,
+               max(spec.keep, 1) * spec.width, bias, norm_weight, float(eps), cos_sin, k_cache, block_table,
+               block_table.stride(0), k_cache.shape[1], out.latent, out.req, out.entry, BLOCK_E=cfg.block_e,
+               num_warps=cfg.num_warps, num_stages=1, **_compress_consts(spec, score is not None, bias, block_size))
+    _launch_state(kv, score, query_start_loc, req_ids, state, spec, R and lmax)
+
+
 def compress_and_insert(
     kv: torch.Tensor,                    # [T, width] fp32 kv projections of the packed new tokens
     score: torch.Tensor | None,          # [T, width] fp32 score projections (None for ratio 1)
@@ -628,22 +657,7 @@ def compress_and_insert(
         return out
     T = kv.shape[0]
     lmax = max_query_len if max_query_len is not None else max((b - a for a, b in zip(qsl, qsl[1:])), default=0)
-    has_score = score is not None
-    sc = score if has_score else kv
-    tail_stride = max(spec.keep, 1) * spec.width
-    consts = dict(RATIO=spec.ratio, SPAN=spec.span, KEEP=spec.keep, D=spec.head_dim, W=spec.width,
-                  OVERLAP=spec.overlap, HAS_SCORE=has_score, HAS_BIAS=bias is not None,
-                  RECORD=584 if spec.head_dim == 512 else 132, BLOCK_SIZE=block_size, SCALE_FLOOR=DSV41.scale_floor,
-                  RNE=_core.interpreting())
-    if cfg.block_e == 0:                  # COMPRESS_V1: latents at the closing tokens' rows, compacted afterwards
-        latent = torch.empty(T, spec.head_dim, dtype=torch.bfloat16, device=kv.device)
-        entry = torch.full((T,), -1, dtype=torch.int64, device=kv.device)
-        if R and lmax:
-            launch(_compress_kernel, (triton.cdiv(lmax, spec.ratio), R), kv, sc, kv.stride(0), query_start_loc,
-                   req_ids, state.n_tokens, state.kv, state.score, tail_stride, bias, norm_weight, float(eps),
-                   cos_sin, k_cache, block_table, block_table.stride(0), k_cache.shape[1], latent, entry,
-                   num_warps=cfg.num_warps, num_stages=1, **consts)
-    else:                                 # the entries' rows in request order: offsets from the host's token counts
+    if cfg.block_e:                       # the entries' rows in request order: offsets from the host's token counts
         if host:
             ne = [n // spec.ratio - (n - (qsl[b + 1] - qsl[b])) // spec.ratio for b, n in enumerate(n_end)]
             eoff = list(itertools.accumulate(ne[:-1], initial=0))[:R]
@@ -652,20 +666,23 @@ def compress_and_insert(
         else:
             E, most = T, triton.cdiv(lmax, spec.ratio)
             eoff_t = torch.empty(R, dtype=torch.int64, device=kv.device)
-        latent = torch.empty(E, spec.head_dim, dtype=torch.bfloat16, device=kv.device)
-        req = torch.empty(E, dtype=torch.int64, device=kv.device)
-        entry = torch.empty(E, dtype=torch.int64, device=kv.device)
-        if R and most:
-            launch(_compress_rows_kernel, (triton.cdiv(most, cfg.block_e), R), kv, sc, kv.stride(0),
-                   query_start_loc, req_ids, state.n_tokens, eoff_t, state.kv, state.score, tail_stride, bias,
-                   norm_weight, float(eps), cos_sin, k_cache, block_table, block_table.stride(0), k_cache.shape[1],
-                   latent, req, entry, BLOCK_E=cfg.block_e, num_warps=cfg.num_warps, num_stages=1, **consts)
+        out = CompressedEntries(torch.empty(E, spec.head_dim, dtype=torch.bfloat16, device=kv.device),
+                                torch.empty(E, dtype=torch.int64, device=kv.device),
+                                torch.empty(E, dtype=torch.int64, device=kv.device))
+        _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache,
+                     block_table, block_size, bias, cfg, eoff_t, most, lmax, out)
+        return out
+    # COMPRESS_V1: latents at the closing tokens' rows, compacted afterwards
+    consts = _compress_consts(spec, score is not None, bias, block_size)
+    sc = kv if score is None else score
+    latent = torch.empty(T, spec.head_dim, dtype=torch.bfloat16, device=kv.device)
+    entry = torch.full((T,), -1, dtype=torch.int64, device=kv.device)
     if R and lmax:
-        launch(_compress_state_kernel, (R,), kv, sc, kv.stride(0), query_start_loc, req_ids, state.n_tokens,
-               state.kv, state.score, tail_stride, KEEP=spec.keep, W=spec.width, HAS_SCORE=has_score, num_warps=4,
-               num_stages=1)
-    if cfg.block_e:
-        return CompressedEntries(latent, req, entry)
+        launch(_compress_kernel, (triton.cdiv(lmax, spec.ratio), R), kv, sc, kv.stride(0), query_start_loc,
+               req_ids, state.n_tokens, state.kv, state.score, max(spec.keep, 1) * spec.width, bias, norm_weight,
+               float(eps), cos_sin, k_cache, block_table, block_table.stride(0), k_cache.shape[1], latent, entry,
+               num_warps=cfg.num_warps, num_stages=1, **consts)
+    _launch_state(kv, score, query_start_loc, req_ids, state, spec, R and lmax)
     if backend == "record":
         return CompressedEntries(latent, entry, entry)
     rows = (entry >= 0).nonzero().flatten()
@@ -779,7 +796,8 @@ def _compressor_aot_examples():
 
 
 def _compressor_case(ctx, ratio, R, T, config=None):
-    "Time one compress_and_insert case (every call starts from the same state); returns (time_s, bytes moved)."
+    """Time one compress_and_insert case (every call starts from the same state); returns (time_s, the same
+    launches without the wrapper's checks and host sync in a CUDA graph (None for the first kernel), bytes moved)."""
     B = 64
     cs = rope_cos_sin_table(compress_rope_inv_freq({"compress_rope_theta": 160000}), 1 << 17, ctx.device)
     spec = compressor_spec(ratio)
@@ -803,7 +821,18 @@ def _compressor_case(ctx, ratio, R, T, config=None):
                             config=config)
     E = R * ((n0 + L) // ratio - n0 // ratio)
     nbytes = T * spec.width * 4 * (2 if sc is not None else 1) + E * (KV.record_bytes + 2 * 512)
-    return ctx.time([step]), nbytes
+    t = ctx.time([step])
+    cfg = COMPRESS_ROWS if config is None else config
+    if not cfg.block_e:
+        return t, None, nbytes
+    st.n_tokens.fill_(n0); out = compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=cfg)
+    eoff = torch.searchsorted(out.req, torch.arange(R, device=ctx.device))           # the wrapper's plan, kept
+    most = int(torch.bincount(out.req, minlength=R).max())
+
+    def kernels():
+        st.n_tokens.fill_(n0)
+        _launch_rows(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias, cfg, eoff, most, L, out)
+    return t, ctx.time([kernels]), nbytes
 
 
 @benchmark("compressor", "compress_and_insert: projections -> 584-byte records, prefill (1 request) and decode (64)")
@@ -812,9 +841,12 @@ def _bench_compressor(ctx):
     cases = [(2, 1, 4096), (2, 1, 65536), (1, 1, 65536), (2, 64, 64), (1, 64, 64), (4, 1, 65536), (128, 1, 65536)]
     if ctx.quick: cases = cases[1:5]
     for ratio, R, T in cases:
-        t, nbytes = _compressor_case(ctx, ratio, R, T)
+        t, tk, nbytes = _compressor_case(ctx, ratio, R, T)
         ctx.row(case=f"ratio {ratio} R={R} T={T}", x=T, series=f"ratio {ratio}, {R} request(s)", time_s=t,
                 bytes=nbytes, ratio=ratio, R=R, T=T)
+        ctx.row(case=f"ratio {ratio} R={R} T={T} kernels only", x=T, series=f"kernels only, ratio {ratio}, {R} request(s)",
+                time_s=tk, baseline_s=t, baseline="the wrapper (checks, one host sync)", bytes=nbytes, ratio=ratio,
+                R=R, T=T)
 
 
 @benchmark("compressor_tune", "compress_and_insert kernel variants (COMPRESS_CONFIGS, v1 = the first kernel) at V4.1's ratios")
@@ -824,7 +856,7 @@ def _bench_compressor_tune(ctx):
     if ctx.quick: cases = cases[:4]
     for ratio, R, T in cases:
         for name, cfg in COMPRESS_CONFIGS.items():
-            t, nbytes = _compressor_case(ctx, ratio, R, T, cfg)
+            t, _, nbytes = _compressor_case(ctx, ratio, R, T, cfg)
             ctx.row(case=f"{name} ratio {ratio} R={R} T={T}", x=T, series=f"{name}, ratio {ratio}, {R} request(s)",
                     time_s=t, bytes=nbytes, config=name, ratio=ratio, R=R, T=T)
 
