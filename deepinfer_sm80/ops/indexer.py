@@ -225,8 +225,8 @@ class DecodeTile(NamedTuple):
 
 
 DECODE_TILE = DecodeTile(64, 8, 4, 2, 10, 1)     # 512 keys (66 KB of records) per program
-# The default stays the first kernel until the histogram kernel has passed its GPU check and been timed (it is
-# CPU-tested and compiled for sm_80/sm_86, but no GPU run reached its check on 2026-11-30).
+# The default is the first kernel: on the H200 (indexer_decode_tune, 2026-11-30 21:41) every histogram tile was
+# slower (batch 1 x 512K keys: 273-483 us against 115 us; with the histogram off it ties the first kernel).
 DECODE_DEFAULT = DECODE_TILE_V1
 
 
