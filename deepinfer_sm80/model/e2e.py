@@ -322,9 +322,10 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
                 decode_path="one selection and attention call per request and layer")
         # ---- where one decode step goes (kernels) ----
         e = engines["kernels"]
-        step("kernels")
-        with PartTimer(e) as pt:
-            for _ in range(part_steps): step("kernels")
+        for _ in range(2):       # the same steps twice from fresh copies: every shape the steps meet compiles in the first
+            caches["kernels"] = [copy.deepcopy(decode_cache) for _ in range(B)]
+            with PartTimer(e) as pt:
+                for _ in range(part_steps): step("kernels")
         tot = pt.totals()
         whole = tot["step"][0] / part_steps
         named = sum(tot.get(l, (0.0, 0))[0] for l in ("attention sublayer", "MoE sublayer", "mHC gates")) / part_steps
