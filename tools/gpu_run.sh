@@ -72,8 +72,9 @@ for s in ${SCRIPTS:-}; do
   has sm80 && step $SM80 python3 "$s"
 done
 if [ -n "${BENCH:-}" ]; then
-  has native && step python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-}
-  has sm80 && step python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-} --isa sm80
+  BT=${BENCH_TIMEOUT:+timeout $BENCH_TIMEOUT}
+  has native && step $BT python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-}
+  has sm80 && step $BT python3 -m deepinfer_sm80.bench $BENCH ${BENCH_ARGS:-} --isa sm80
 fi
 echo "gpu_run status $status" | tee -a "$LOG"
 exit $status
