@@ -113,10 +113,9 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
     return _prefill_fused(q, kv, indices, sink, lens, scale, out, config, errors)
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #e7aff4db
-# To be measured on the GPU by the `sparse_prefill` benchmark: its `fused` and `two_pass` rows time both methods
-# for every case (full rows, fresh prompts and, in full mode, a sweep of entries per token at T = 1,536) next to
-# the chooser's pick; set the threshold where the two meet. Until then it is a guess from the cost model.
-PREFILL_FUSED_MAX_FILL = 0.5      # the fused kernel when tokens read at most this fraction of the row width W
+# From the `sparse_prefill` sweep (entries per token at T = 1,536, fused against two passes, H200, both
+# instruction-set modes, 2026-11-30 21:52): with `skip_tail` the two passes won at every length from 64 to 512.
+PREFILL_FUSED_MAX_FILL = 0.0      # the fused kernel when tokens read at most this fraction of the row width W
 
 
 def host_keys_per_token(W: int, lens: torch.Tensor | None = None, keys_per_token: float | None = None) -> float:
