@@ -16,7 +16,8 @@ from .config import ModelConfig
 from .roles import FULL, SelectionBoard, layer_roles
 from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_insert, compress_ref,
                                            compressed_rows_ref,
-                                           indexer_key_ref, rope_cos_sin_table)
+                                           indexer_key_ref, insert_indexer_keys, rope_cos_sin_table)
+from ..ops.indexer import indexer_topk_decode
 from ..ops.kv_cache import KV, quantize_and_insert_k_cache
 from ..ops.mhc import MhcConsts, mhc_gates_ref
 from ..ops.sparse_decode import sparse_attn_decode
@@ -177,8 +178,9 @@ class RequestCache:
     """Everything one request carries between forward calls, for at most `capacity` tokens: per layer a ring of the
     last `window` KV rows, the compressed entries and indexer keys (capacity // ratio each) and the open rows of
     the compressors. fp32 or bf16 tensors here. The engine reads and writes KV rows only through `window`,
-    `put_window`, `entries` and `put_entries`, so a cache that keeps them elsewhere (the runtime's paged FP8
-    caches) overrides those four and builds this one with `store=False`: positions, open rows and index keys only."""
+    `put_window`, `entries` and `put_entries` (index keys through `index_keys` and `put_index_keys`), so a cache
+    that keeps them elsewhere (the runtime's paged FP8 caches) overrides those and builds this one with
+    `store=False`: positions, open rows and index keys only."""
     def __init__(self, cfg: ModelConfig, capacity: int, device="cpu", dtype=torch.float32, store: bool = True):
         if capacity < 1: raise InputError(f"cache capacity must be >= 1 token, got {capacity}")
         self.capacity, self.n, self.dtype, self.window_size = capacity, 0, dtype, cfg.window
@@ -227,6 +229,20 @@ class RequestCache:
     def entry_rows(self, i: int, n: int, idx: torch.Tensor) -> torch.Tensor:
         "Layer i's entries `idx` (int64, each < n) as fp32 rows: what a decode token reads of them."
         return self.layers[i].comp[idx].float()
+
+    def index_keys(self, i: int, n: int) -> torch.Tensor:
+        "Layer i's first `n` index keys [n, index_head_dim] (rotated), as the indexer scores them."
+        return self.layers[i].idx_keys[:n]
+
+    def put_index_keys(self, i: int, first: int, keys: torch.Tensor):
+        "Store index keys first, first + 1, ... of layer i."
+        k = self.layers[i].idx_keys
+        k[first:first + keys.shape[0]] = keys.to(k.dtype)
+
+    def index_pages(self, i: int):
+        """(132-byte key records, block table, block size) when layer i's index keys live in paged FP8 records
+        (`ops.indexer.IDX_K`), for `insert_indexer_keys` and `indexer_topk_decode`; None: a tensor here (always)."""
+        return None
 
     # ---- room: a cache that allocates as it grows says what a chunk needs before anything changes ----
     def blocks_for(self, n_new: int) -> dict:
@@ -516,7 +532,9 @@ class Engine:
         """The compressed entries each decode token reads on layer i: (the layer whose entries they are, entry ids
         [B, K] ascending, -1 padded). Each request's compressor (V4, V4.1 Full) advances on its own token; the index
         query, the scores over every request's keys (padded to the longest), the top-k and the candidate pool run
-        once for all tokens. Layers without an indexer read every visible entry; V4.1 Reuse takes its source's."""
+        once for all tokens. Layers without an indexer read every visible entry; V4.1 Reuse takes its source's.
+        With the top-k kernel, where every request keeps the index keys in paged 132-byte records and the layer
+        neither reads nor writes a candidate pool, `indexer_topk_decode` scores and selects on the pages in one call."""
         cfg, B, ratio, dev = self.cfg, len(segs), self.cfg.compress_ratios[i], x.device
         p, ix, inv = f"layers.{i}.attn.", f"layers.{i}.attn.indexer.", self.inv_freq[i]
         role = self.roles[i] if self.roles is not None else None
@@ -550,11 +568,19 @@ class Engine:
             sel = torch.full((B, k), -1, dtype=torch.long, device=dev)
             pool = None if role is None else segs[0].board.pool(i)
             pool = None if pool is None else torch.cat([s.board.pool(i) for s in segs])
+            fused = None                         # the decode indexer on the paged keys: no pool read or written
+            if N and pool is None and not (role is not None and role.writes_pool) and self.parts["topk"] == "kernel":
+                fused = self.paged_index_keys(kix, segs)
             if N:
-                keys = torch.zeros(B, N, cfg.index_head_dim, device=dev)
-                for b, s in enumerate(segs): keys[b, :n[b]] = s.cache.layers[kix].idx_keys[:n[b]].float()
                 qi = apply_rope(self.lin(q_res, ix + "wq_b.weight").view(B, cfg.index_n_heads, -1), pos, inv)
                 w = self.lin(x, ix + "weights_proj.weight") * cfg.index_n_heads ** -0.5
+            if fused is not None:                # its scores: sum_h w_h ReLU(q_h . k) with the d^-0.5 in the weights
+                idx_cache, table, ibs = fused
+                sel = indexer_topk_decode(qi.bfloat16().contiguous(), (w * cfg.index_head_dim ** -0.5).contiguous(),
+                                          lens, idx_cache, table, ibs, k).long()
+            elif N:
+                keys = torch.zeros(B, N, cfg.index_head_dim, device=dev)
+                for b, s in enumerate(segs): keys[b, :n[b]] = s.cache.index_keys(kix, n[b]).float()
                 scores = self.index_scores_decode(qi, keys, w)
                 kk = min(k, N)
                 if pool is None:
@@ -574,6 +600,16 @@ class Engine:
                 for b, s in enumerate(segs): s.board.publish(i, sel[b:b + 1])
         trace.add("topk", i, sel)
         return src, sel
+
+    def paged_index_keys(self, i: int, segs: list[_Seg]):
+        """(key records, block tables [B, columns], block size) when every request keeps layer i's index keys in
+        the same paged key cache (tables padded with -1 to the widest); else None."""
+        pages = [s.cache.index_pages(i) for s in segs]
+        if any(p is None or p[0] is not pages[0][0] or p[2] != pages[0][2] for p in pages): return None
+        W = max(p[1].numel() for p in pages)
+        table = torch.full((len(pages), W), -1, dtype=torch.int32, device=pages[0][1].device)
+        for b, p in enumerate(pages): table[b, :p[1].numel()] = p[1]
+        return pages[0][0], table, pages[0][2]
 
     def indexer(self, i, x, q_res, P, ratio, visible, lc: LayerCache, n: int, trace: Trace) -> torch.Tensor:
         "Top-k compressed entries [L, index_topk] (-1 padded) of one request's chunk; appends its closed keys."
@@ -612,7 +648,7 @@ class Engine:
             E, inv = j.numel(), self.inv_freq[i]
             cache.put_entries(i, lc.n_comp, apply_rope(lat, j * ratio, inv))
             keys = rms_norm(self.lin(lat, ix + "wk.weight"), self.W(ix + "k_norm.weight"), cfg.rms_norm_eps)
-            lc.idx_keys[lc.n_comp:lc.n_comp + E] = apply_rope(keys, j * ratio, inv).to(lc.idx_keys.dtype)
+            cache.put_index_keys(i, lc.n_comp, apply_rope(keys, j * ratio, inv))
             lc.n_comp += E
             return
         kv = self.lin(x, c + "wkv.weight")
@@ -633,8 +669,14 @@ class Engine:
         cs = self.cos_sin(i, int(out.entry.max()) * ratio + 1)
         if pages is None: cache.put_entries(i, lc.n_comp, compressed_rows_ref(out, ratio, cs))
         k_pre = (out.latent.float() @ self.W(ix + "wk.weight").float().T).to(torch.bfloat16)   # a bf16 GEMM
-        lc.idx_keys[lc.n_comp:lc.n_comp + E] = indexer_key_ref(k_pre, self.W(ix + "k_norm.weight"), cfg.rms_norm_eps,
-                                                               out.entry * ratio, cs).to(lc.idx_keys.dtype)
+        ipages = None if pages is None else cache.index_pages(i)
+        if ipages is None:
+            cache.put_index_keys(i, lc.n_comp, indexer_key_ref(k_pre, self.W(ix + "k_norm.weight"), cfg.rms_norm_eps,
+                                                               out.entry * ratio, cs))
+        else:                                    # normalized, rotated and quantized into 132-byte records
+            idx_cache, idx_table, ibs = ipages
+            insert_indexer_keys(k_pre.contiguous(), self.W(ix + "k_norm.weight").float().contiguous(), cfg.rms_norm_eps,
+                                out, ratio, cs, idx_cache, idx_table[None], ibs)
         lc.n_comp += E
 
     def select_v41(self, i: int, s: _Seg, x, q_res, trace: Trace) -> tuple[int, torch.Tensor]:
@@ -652,7 +694,7 @@ class Engine:
             if n:
                 q = apply_rope(self.lin(q_res, ix + "wq_b.weight").view(L, cfg.index_n_heads, -1), P, self.inv_freq[i])
                 w = self.lin(x, ix + "weights_proj.weight") * cfg.index_n_heads ** -0.5
-                scores = self.part("indexer_scores")(q, s.cache.layers[role.index_keys].idx_keys[:n], w).contiguous()
+                scores = self.part("indexer_scores")(q, s.cache.index_keys(role.index_keys, n), w).contiguous()
                 kk = min(k, n)
                 if pool is None:
                     sel[:, :kk] = self.part("topk")(scores, kk, lens).long()

@@ -18,6 +18,7 @@ from .config import ModelConfig, tiny_v4_config
 from .engine import Engine, RequestCache, Trace, same_choices
 from ..ops.kv_cache import KV, dequantize_and_gather_k_cache, quantize_and_insert_k_cache
 from ..ops.compressor import CompressorState, compressor_spec
+from ..ops.indexer import IDX_K, gather_indexer_k_ref, insert_indexer_k_ref, quantize_indexer_k_ref
 from ..ops.sparse_decode import sparse_attn_decode
 from .parity import kernel_parts, kernel_support
 
@@ -162,9 +163,13 @@ class PagedCaches:
     `compress_and_insert` (bf16 latents, so no longer bit-identical to the engine's fp32 compressor part); so are
     V4.1's Full layers' entries when the engine rounds its latents to bf16 (`bf16_latents`), as that kernel does.
     `decode_in_place=True`: with the FP8 attention kernel a decode step runs `sparse_attn_decode` on the pages
-    themselves (window and compressed records read by slot), without gathering them first."""
+    themselves (window and compressed records read by slot), without gathering them first.
+    `index_keys`: V4.1's Full layers keep their index keys as 132-byte FP8 records (`ops.indexer.IDX_K`) in a third
+    pool of `index_blocks` blocks (default: as many as the compressed pool, one key per entry); by default (None)
+    wherever `compressor=True` pages a Full layer and the keys have the record's 128 dims."""
     def __init__(self, cfg: ModelConfig, window_blocks: int, compressed_blocks: int, block_size: int = 64, device="cpu",
-                 compressor: bool = False, decode_in_place: bool = False):
+                 compressor: bool = False, decode_in_place: bool = False, index_keys: bool | None = None,
+                 index_blocks: int | None = None):
         if (cfg.head_dim, cfg.rope_dim) != (KV.head_dim, KV.rope_dim):
             raise InputError(f"paged caches hold {KV.record_bytes}-byte records of {KV.head_dim} dims "
                              f"({KV.nope_dim} FP8 + {KV.rope_dim} bf16 RoPE); this model has {cfg.head_dim} with {cfg.rope_dim} RoPE")
@@ -173,10 +178,18 @@ class PagedCaches:
         stride = KV.block_stride(block_size)
         self.window = BlockPool("window cache", window_blocks, block_size, stride, device)
         self.compressed = BlockPool("compressed cache", max(compressed_blocks, 1), block_size, stride, device)
+        fits = compressor and cfg.generation == "v41" and cfg.index_head_dim == IDX_K.dim
+        if index_keys and not fits:
+            raise InputError(f"paged index keys: V4.1 Full layers with compressor=True and {IDX_K.dim}-dim keys "
+                             f"({IDX_K.record_bytes}-byte records); this is {cfg.generation} with {cfg.index_head_dim}-dim "
+                             f"keys, compressor={compressor}")
+        self.index_keys = fits if index_keys is None else index_keys
+        self.index = (BlockPool("index key cache", max(compressed_blocks if index_blocks is None else index_blocks, 1),
+                                block_size, IDX_K.block_stride(block_size), device) if self.index_keys else None)
 
     @classmethod
     def sized_for(cls, cfg: ModelConfig, n_requests: int, capacity: int, block_size: int = 64, device="cpu", **kw):
-        "Pools with room for `n_requests` requests of `capacity` tokens each (`kw`: `compressor`, `decode_in_place`)."
+        "Pools with room for `n_requests` requests of `capacity` tokens each (`kw`: `compressor`, `decode_in_place`, `index_keys`)."
         win, comp = PagedRequestCache.columns(cfg, capacity, block_size)
         return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device, **kw)
 
@@ -188,19 +201,25 @@ class PagedRequestCache(RequestCache):
     """One request's cache on `PagedCaches`: positions, open compressor rows and index keys as in `RequestCache`;
     the window rows and compressed entries as FP8 records in the pools, found through a block table per layer and
     kind (column c holds the block of slots c * block_size ...; -1: not taken yet). Rows go in with
-    `quantize_and_insert_k_cache` and come back with `dequantize_and_gather_k_cache` (bf16, exact)."""
+    `quantize_and_insert_k_cache` and come back with `dequantize_and_gather_k_cache` (bf16, exact). With the pools'
+    `index_keys`, V4.1 Full layers' index keys are 132-byte records of the index key pool (one table per layer, a
+    slot per entry), written by `insert_indexer_keys` (or quantized by the reference) and read back dequantized."""
     def __init__(self, pools: PagedCaches, capacity: int, dtype=torch.float32):
         super().__init__(pools.cfg, capacity, pools.device, dtype, store=False)
         self.pools, bs = pools, pools.block_size
         win, comp = self.columns(pools.cfg, capacity, bs)
         table = lambda n: torch.full((n,), -1, dtype=torch.int32, device=pools.device)
         self.win_table, self.comp_table = [table(n) for n in win], [table(n) for n in comp]
-        self.held = ([0] * len(win), [0] * len(comp))        # columns taken per table, counted on the host
         v4 = pools.cfg.generation == "v4"
         self.states = [None if not pools.compressor else              # compress_and_insert's carried rows
                        CompressorState(compressor_spec(r), 1, pools.device) if v4 and r in (4, 128)
                        and (r == 4) == pools.cfg.uses_topk(i) else None if v4 else lc.state  # V4.1: Full layers'
                        for i, (r, lc) in enumerate(zip(pools.cfg.compress_ratios, self.layers))]
+        self.paged_keys = [pools.index_keys and st is not None for st in self.states]     # V4.1 Full layers
+        self.idx_table = [table(c if k else 0) for c, k in zip(comp, self.paged_keys)]
+        for lc, k in zip(self.layers, self.paged_keys):
+            if k: lc.idx_keys = None             # the keys live in the pool
+        self.held = ([0] * len(win), [0] * len(comp), [0] * len(comp))   # columns taken per table, counted on the host
 
     @staticmethod
     def columns(cfg: ModelConfig, capacity: int, bs: int) -> tuple[list[int], list[int]]:
@@ -208,22 +227,25 @@ class PagedRequestCache(RequestCache):
         ent = RequestCache(cfg, capacity, store=False).n_entries
         return [-(-cfg.window // bs)] * cfg.num_layers, [-(-e // bs) for e in ent]
 
-    def _wanted(self, n_new: int) -> tuple[list[int], list[int]]:
-        "Columns each table must have taken once `n_new` more tokens are in."
+    def _wanted(self, n_new: int) -> tuple[list[int], list[int], list[int]]:
+        "Columns each table (window, compressed, index keys) must have taken once `n_new` more tokens are in."
         cfg, bs, n = self.pools.cfg, self.pools.block_size, self.n + n_new
         win = [-(-min(n, cfg.window) // bs)] * cfg.num_layers
         comp = [-(-(n // r) // bs) if e else 0 for r, e in zip(cfg.compress_ratios, self.n_entries)]
-        return win, comp
+        return win, comp, [c if k else 0 for c, k in zip(comp, self.paged_keys)]   # a key per entry
+
+    def _kinds(self) -> list:
+        "(pool, tables, columns held) of each kind the cache pages."
+        out = [(self.pools.window, self.win_table, self.held[0]), (self.pools.compressed, self.comp_table, self.held[1])]
+        return out + [(self.pools.index, self.idx_table, self.held[2])] * (self.pools.index is not None)
 
     def blocks_for(self, n_new: int) -> dict:
-        win, comp = self._wanted(n_new)
-        need = {self.pools.window: sum(w - h for w, h in zip(win, self.held[0])),
-                self.pools.compressed: sum(c - h for c, h in zip(comp, self.held[1]))}
+        need = {pool: sum(w - h for w, h in zip(want, held))
+                for (pool, _, held), want in zip(self._kinds(), self._wanted(n_new))}
         return {p: k for p, k in need.items() if k > 0}
 
     def grow(self, n_new: int):
-        for pool, tables, want, held in zip((self.pools.window, self.pools.compressed), (self.win_table, self.comp_table),
-                                            self._wanted(n_new), self.held):
+        for (pool, tables, held), want in zip(self._kinds(), self._wanted(n_new)):
             for l, (t, w) in enumerate(zip(tables, want)):
                 have = held[l]
                 if w > have:
@@ -231,11 +253,11 @@ class PagedRequestCache(RequestCache):
                     held[l] = w
 
     def release(self):
-        for pool, tables in ((self.pools.window, self.win_table), (self.pools.compressed, self.comp_table)):
+        for pool, tables, held in self._kinds():
             for t in tables:
                 pool.release(t[t >= 0].tolist())
                 t.fill_(-1)
-        self.held = ([0] * len(self.win_table), [0] * len(self.comp_table))
+            held[:] = [0] * len(held)
 
     def compressor_pages(self, i: int):
         st = self.states[i]
@@ -284,7 +306,8 @@ class PagedRequestCache(RequestCache):
     def block_ids(self) -> dict[str, list[int]]:
         "The blocks this request holds, per pool."
         ids = lambda tables: sorted(b for t in tables for b in t[t >= 0].tolist())
-        return {"window": ids(self.win_table), "compressed": ids(self.comp_table)}
+        out = {"window": ids(self.win_table), "compressed": ids(self.comp_table)}
+        return out | ({"index": ids(self.idx_table)} if self.pools.index is not None else {})
 
     def _slots(self, table: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
         bs = self.pools.block_size
@@ -319,11 +342,25 @@ class PagedRequestCache(RequestCache):
         self._insert(self.pools.compressed, self.comp_table[i],
                      torch.arange(first, first + rows.shape[0], device=rows.device), rows)
 
+    def index_pages(self, i: int):
+        return (self.pools.index.data, self.idx_table[i], self.pools.block_size) if self.paged_keys[i] else None
+
+    def index_keys(self, i: int, n: int) -> torch.Tensor:
+        "Layer i's first `n` index keys; where they are paged, decoded from their records (fp32, exact)."
+        if not self.paged_keys[i]: return super().index_keys(i, n)
+        return gather_indexer_k_ref(self.pools.index.data, self.idx_table[i], n, self.pools.block_size)
+
+    def put_index_keys(self, i: int, first: int, keys: torch.Tensor):
+        "Where layer i's keys are paged, quantized into their records by the reference (the kernel: `insert_indexer_keys`)."
+        if not self.paged_keys[i]: return super().put_index_keys(i, first, keys)
+        slots = self._slots(self.idx_table[i], torch.arange(first, first + keys.shape[0], device=keys.device))
+        insert_indexer_k_ref(quantize_indexer_k_ref(keys), self.pools.index.data, slots, self.pools.block_size)
+
     @property
     def nbytes(self) -> int:
-        ids = self.block_ids()
-        return (super().nbytes + len(ids["window"]) * self.pools.window.data.shape[1]
-                + len(ids["compressed"]) * self.pools.compressed.data.shape[1])
+        ids, pools = self.block_ids(), (self.pools.window, self.pools.compressed, self.pools.index)
+        return super().nbytes + sum(len(ids[k]) * p.data.shape[1] for k, p in zip(("window", "compressed", "index"), pools)
+                                    if k in ids)
 
 # %% ../../nbs/06d_runtime.ipynb #0906d3d5
 LOGITS_BOUND = 1e-4    # tier 1: fp32 references against transformers in fp32, relative error of the logits
