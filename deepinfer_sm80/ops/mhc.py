@@ -592,14 +592,17 @@ def v2_tile(T: int, H: int, block_t: int, block_h: int, num_warps: int, presplit
 
 def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
     """The default (v2) tile. Up to 16 tokens: 16 x 32 per step, fn split in the kernel (no extra launch), 4
-    warps (at most 128 registers, tap included), H split up to 160 ways. From 17 tokens on: fn split once per
-    call, 32 x 32 per step and 8 warps (128 registers, tap included, 2 programs per SM; with 4 warps triton 3.8
-    spills on sm_80)."""
+    warps (at most 128 registers, tap included), H split up to 160 ways. From 17 tokens on, from `mhc_tune`
+    (H200, 2026-11-30 22:06, both instruction-set modes alike): 16 x 64 per step, 4 warps, fn split in the kernel,
+    about 8 programs per SM (T = 1,024: 98 us, T = 8,192: 704 us, against 124 and 998 us for the 32 x 32 x
+    8-warp presplit tile that was the default). The faster presplit 16 x 64 tile (81 / 635 us) spills 8 bytes
+    on sm_86 under triton 3.8, so it is not the default. With the tap: 32 x 32 per step, 8 warps, fn split once
+    per call (128 registers; with 4 warps triton 3.8 spills on sm_80)."""
     if interpreter:
         return MhcSeamTile(16, 32, 2, 4, 1, 2, 32, 2)
     if T <= 16:
         return v2_tile(T, H, 16, 32, 4, False)
-    return v2_tile(T, H, 32, 32, 8, True)
+    return v2_tile(T, H, 32, 32, 8, True) if aux else v2_tile(T, H, 16, 64, 4, False)
 
 
 def seam_tile_v1(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
