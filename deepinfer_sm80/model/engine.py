@@ -259,8 +259,9 @@ class RequestCache:
     "True: with the FP8 attention kernel, a decode step attends on the cache's own pages (`attend`); never here."
 
     def compressor_pages(self, i: int):
-        """(state, record bytes, block table, block size) when layer i's entries are to be written straight into
-        paged records by `compress_and_insert`; None: the engine's compressor part pools them (always here)."""
+        """(state, row, record bytes, block table, block size) when layer i's entries are to be written straight into
+        paged records by `compress_and_insert`, with the request's carried rows in row `row` of `state` (a state
+        the pools share, a row per live request); None: the engine's compressor part pools them (always here)."""
         return None
 
     def tensors(self) -> list[torch.Tensor]:
@@ -331,6 +332,14 @@ def attention_decode_kernel(q: torch.Tensor, keys: torch.Tensor, mask: torch.Ten
                               DECODE_BLOCK, scale=D ** -0.5).float()
 
 
+def _stack_tables(tables: list[torch.Tensor]) -> torch.Tensor:
+    "Requests' block tables [columns] as one int32 table [B, widest] (-1 padded): one stack where the widths agree."
+    if all(t.numel() == tables[0].numel() for t in tables): return torch.stack(tables).int().contiguous()
+    out = torch.full((len(tables), max(t.numel() for t in tables)), -1, dtype=torch.int32, device=tables[0].device)
+    for b, t in enumerate(tables): out[b, :t.numel()] = t
+    return out
+
+
 _DECODE_ATTENTION = {"ref": attention_decode_ref, "kernel": attention_decode_kernel}
 "The attention parts the batched decode knows, by implementation name: the same function over [B, keys, D]."
 
@@ -342,14 +351,18 @@ class Engine:
     `run` advances any number of requests by a chunk each (prefill chunks and decode steps alike). V4.1 configs run
     with their layer roles; `bf16_latents` rounds V4.1's compressed latents and index keys as the release does.
     `batch_decode` (default): a call in which every request brings one token (a decode step) runs each layer's
-    selection and attention once for all of them (`attention_decode`); False keeps the loop over requests."""
+    selection and attention once for all of them (`attention_decode`); False keeps the loop over requests.
+    `batch_compress` (default): in such a step a V4.1 Full layer whose requests all keep their carried compressor
+    rows in one shared state and their entries in the same pages runs its compressor once for all of them
+    (`compress_v41_batch`); False keeps one `compress_v41` call per request."""
 
     def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], parts: dict[str, str] | None = None,
-                 device=None, bf16_latents: bool = False, batch_decode: bool = True):
+                 device=None, bf16_latents: bool = False, batch_decode: bool = True, batch_compress: bool = True):
         if cfg.engram_layers: raise NotImplementedError("Engram layers: waiting for the Engram reference")
         self.cfg, self._stacked = cfg, {}
         self.roles = layer_roles(cfg) if cfg.generation == "v41" else None
         self.bf16_latents, self._cos_sin, self.batch_decode = bf16_latents, {}, batch_decode
+        self.batch_compress = batch_compress
         if bf16_latents and (self.roles is None or cfg.rope_dim != 64):
             raise InputError("bf16_latents: V4.1 only, with the release's RoPE width 64")
         self.device = torch.device(device) if device is not None else next(iter(weights.values())).device
@@ -397,12 +410,12 @@ class Engine:
         and quantizes them into their pages in one pass. Returns how many entries closed, or None."""
         pages = cache.compressor_pages(i)
         if pages is None: return None
-        state, k_cache, table, bs = pages
+        state, row, k_cache, table, bs = pages
         c, L, dev = f"layers.{i}.attn.compressor.", x.shape[0], x.device
         bias = self.W(c + "ape").float().contiguous() if c + "ape" in self.w else None
         out = compress_and_insert(self.lin(x, c + "wkv.weight").contiguous(), self.lin(x, c + "wgate.weight").contiguous(),
                                   torch.tensor([0, L], dtype=torch.int32, device=dev),
-                                  torch.zeros(1, dtype=torch.int32, device=dev), state, state.spec,
+                                  torch.tensor([row], dtype=torch.int32, device=dev), state, state.spec,
                                   self.W(c + "norm.weight").float().contiguous(), self.cfg.rms_norm_eps,
                                   self.cos_sin(i, end or int(P[-1]) + 1), k_cache, table[None], bs, bias=bias,
                                   max_query_len=L)
@@ -530,18 +543,19 @@ class Engine:
 
     def select_decode(self, i: int, x, q_res, segs: list[_Seg], pos, trace: Trace) -> tuple[int, torch.Tensor]:
         """The compressed entries each decode token reads on layer i: (the layer whose entries they are, entry ids
-        [B, K] ascending, -1 padded). Each request's compressor (V4, V4.1 Full) advances on its own token; the index
-        query, the scores over every request's keys (padded to the longest), the top-k and the candidate pool run
-        once for all tokens. Layers without an indexer read every visible entry; V4.1 Reuse takes its source's.
+        [B, K] ascending, -1 padded). Each request's compressor (V4, V4.1 Full) advances on its own token (a V4.1 Full
+        layer's in one call for all where `compress_v41_batch` applies); the index query, the scores over every
+        request's keys (padded to the longest), the top-k and the candidate pool run once for all tokens. Layers without an indexer read every visible entry; V4.1 Reuse takes its source's.
         With the top-k kernel, where every request keeps the index keys in paged 132-byte records and the layer
         neither reads nor writes a candidate pool, `indexer_topk_decode` scores and selects on the pages in one call."""
         cfg, B, ratio, dev = self.cfg, len(segs), self.cfg.compress_ratios[i], x.device
         p, ix, inv = f"layers.{i}.attn.", f"layers.{i}.attn.indexer.", self.inv_freq[i]
         role = self.roles[i] if self.roles is not None else None
+        once = role is not None and role.role == FULL and self.compress_v41_batch(i, [s.cache for s in segs], x)
         for b, s in enumerate(segs):
             lc, xb, span = s.cache.layers[i], x[b:b + 1], (s.cache.n, s.cache.n + 1)     # positions known on the host
             if role is not None:
-                if role.role == FULL: self.compress_v41(i, s.cache, xb, s.pos, span)
+                if role.role == FULL and not once: self.compress_v41(i, s.cache, xb, s.pos, span)
                 continue
             E = self.compress_into_pages(i, s.cache, xb, s.pos, span[1])
             if E is None:
@@ -659,8 +673,8 @@ class Engine:
             out = compress_ref(kv, score, qsl, torch.zeros(1, dtype=torch.long, device=x.device), lc.state,
                                lc.state.spec, self.W(c + "norm.weight"), cfg.rms_norm_eps)   # bf16 latents, not rotated
         else:                                    # the same entries, pooled, rotated and quantized into their pages
-            state, k_cache, table, bs = pages
-            out = compress_and_insert(kv, score, qsl.int(), torch.zeros(1, dtype=torch.int32, device=x.device), state,
+            state, row, k_cache, table, bs = pages
+            out = compress_and_insert(kv, score, qsl.int(), torch.tensor([row], dtype=torch.int32, device=x.device), state,
                                       state.spec, self.W(c + "norm.weight").float().contiguous(), cfg.rms_norm_eps,
                                       self.cos_sin(i, int(P[-1]) + 1), k_cache, table[None], bs,
                                       max_query_len=x.shape[0])
@@ -668,7 +682,7 @@ class Engine:
         if not E: return
         cs = self.cos_sin(i, int(out.entry.max()) * ratio + 1)
         if pages is None: cache.put_entries(i, lc.n_comp, compressed_rows_ref(out, ratio, cs))
-        k_pre = (out.latent.float() @ self.W(ix + "wk.weight").float().T).to(torch.bfloat16)   # a bf16 GEMM
+        k_pre = self.lin(out.latent, ix + "wk.weight").to(torch.bfloat16)    # a bf16 GEMM
         ipages = None if pages is None else cache.index_pages(i)
         if ipages is None:
             cache.put_index_keys(i, lc.n_comp, indexer_key_ref(k_pre, self.W(ix + "k_norm.weight"), cfg.rms_norm_eps,
@@ -678,6 +692,45 @@ class Engine:
             insert_indexer_keys(k_pre.contiguous(), self.W(ix + "k_norm.weight").float().contiguous(), cfg.rms_norm_eps,
                                 out, ratio, cs, idx_cache, idx_table[None], ibs)
         lc.n_comp += E
+
+    def compress_v41_batch(self, i: int, caches: list[RequestCache], x: torch.Tensor) -> bool:
+        """A Full layer's compressor for B decode tokens x [B, hidden], one per request, in one pass: where every
+        cache keeps its carried rows in rows of one shared `CompressorState` and its entries in the same pages
+        (`compressor_pages`), one `compress_and_insert` for all tokens (their state rows, their block tables stacked
+        and padded with -1), one wk GEMM over every closed entry, then one `insert_indexer_keys` where the index keys
+        are paged in one pool (else the keys by the reference, stored per request). The same bytes as one
+        `compress_v41` per request wherever the projections round alike. Returns False, doing nothing, where it
+        does not apply (`batch_compress` off, fp32 latents, caches without shared pages)."""
+        if not (self.batch_compress and self.bf16_latents): return False
+        pages = [c.compressor_pages(i) for c in caches]
+        p0 = pages[0]
+        if any(p is None or p[0] is not p0[0] or p[2] is not p0[2] or p[4] != p0[4] for p in pages): return False
+        ipages = [c.index_pages(i) for c in caches]
+        i0 = ipages[0]
+        if not (all(p is None for p in ipages) or
+                all(p is not None and p[0] is i0[0] and p[2] == i0[2] for p in ipages)): return False
+        cfg, c, ix, ratio = self.cfg, f"layers.{i}.attn.compressor.", f"layers.{i}.attn.indexer.", self.cfg.compress_ratios[i]
+        state, _, k_cache, _, bs = p0
+        B, dev, n = len(caches), x.device, [cc.n for cc in caches]       # positions known on the host
+        cs = self.cos_sin(i, max(n) + 1)
+        out = compress_and_insert(self.lin(x, c + "wkv.weight").contiguous(),
+                                  self.lin(x, c + "wgate.weight").contiguous() if ratio > 1 else None,
+                                  torch.arange(B + 1, dtype=torch.int32, device=dev),
+                                  torch.tensor([p[1] for p in pages], dtype=torch.int32, device=dev), state, state.spec,
+                                  self.W(c + "norm.weight").float().contiguous(), cfg.rms_norm_eps, cs, k_cache,
+                                  _stack_tables([p[3] for p in pages]), bs, max_query_len=1)
+        closed = [(m + 1) // ratio - m // ratio for m in n]          # entries each token closes (0 or 1), in request order
+        if sum(closed):
+            k_pre = self.lin(out.latent, ix + "wk.weight").to(torch.bfloat16)
+            if i0 is None:
+                keys = indexer_key_ref(k_pre, self.W(ix + "k_norm.weight"), cfg.rms_norm_eps, out.entry * ratio, cs)
+                for cc, k in zip(caches, keys.split(closed)):
+                    if k.shape[0]: cc.put_index_keys(i, cc.layers[i].n_comp, k)
+            else:
+                insert_indexer_keys(k_pre.contiguous(), self.W(ix + "k_norm.weight").float().contiguous(), cfg.rms_norm_eps,
+                                    out, ratio, cs, i0[0], _stack_tables([p[1] for p in ipages]), i0[2])
+        for cc, e in zip(caches, closed): cc.layers[i].n_comp += e
+        return True
 
     def select_v41(self, i: int, s: _Seg, x, q_res, trace: Trace) -> tuple[int, torch.Tensor]:
         """The compressed entries one request's chunk reads on V4.1 layer i, by role: Full compresses first; Full and

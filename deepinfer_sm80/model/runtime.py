@@ -17,7 +17,8 @@ from ..core import InputError, rel_err
 from .config import ModelConfig, tiny_v4_config
 from .engine import Engine, RequestCache, Trace, same_choices
 from ..ops.kv_cache import KV, dequantize_and_gather_k_cache, quantize_and_insert_k_cache
-from ..ops.compressor import CompressorState, compressor_spec
+from ..ops.compressor import CompressorSpec, CompressorState, compressor_spec
+from .roles import FULL, layer_roles
 from ..ops.indexer import IDX_K, gather_indexer_k_ref, insert_indexer_k_ref, quantize_indexer_k_ref
 from ..ops.sparse_decode import sparse_attn_decode
 from .parity import kernel_parts, kernel_support
@@ -166,10 +167,14 @@ class PagedCaches:
     themselves (window and compressed records read by slot), without gathering them first.
     `index_keys`: V4.1's Full layers keep their index keys as 132-byte FP8 records (`ops.indexer.IDX_K`) in a third
     pool of `index_blocks` blocks (default: as many as the compressed pool, one key per entry); by default (None)
-    wherever `compressor=True` pages a Full layer and the keys have the record's 128 dims."""
+    wherever `compressor=True` pages a Full layer and the keys have the record's 128 dims.
+    With `compressor=True` the rows `compress_and_insert` carries between calls live here too: one
+    `CompressorState` per layer it writes (`states`), a row per live request (`take_row` when a request's cache is
+    made, `give_row` when it is released; `state_rows` to start with, doubled when a request finds none free), so
+    a decode step can run a layer's compressor once for all requests."""
     def __init__(self, cfg: ModelConfig, window_blocks: int, compressed_blocks: int, block_size: int = 64, device="cpu",
                  compressor: bool = False, decode_in_place: bool = False, index_keys: bool | None = None,
-                 index_blocks: int | None = None):
+                 index_blocks: int | None = None, state_rows: int = 8):
         if (cfg.head_dim, cfg.rope_dim) != (KV.head_dim, KV.rope_dim):
             raise InputError(f"paged caches hold {KV.record_bytes}-byte records of {KV.head_dim} dims "
                              f"({KV.nope_dim} FP8 + {KV.rope_dim} bf16 RoPE); this model has {cfg.head_dim} with {cfg.rope_dim} RoPE")
@@ -186,12 +191,41 @@ class PagedCaches:
         self.index_keys = fits if index_keys is None else index_keys
         self.index = (BlockPool("index key cache", max(compressed_blocks if index_blocks is None else index_blocks, 1),
                                 block_size, IDX_K.block_stride(block_size), device) if self.index_keys else None)
+        self.state_rows = max(state_rows, 1)
+        self.states = {i: CompressorState(spec, self.state_rows, self.device)
+                       for i, spec in self.state_specs(cfg).items()} if compressor else {}
+        self.free_rows = list(range(self.state_rows - 1, -1, -1))
+
+    @staticmethod
+    def state_specs(cfg: ModelConfig) -> dict[int, CompressorSpec]:
+        "The layers whose entries `compress_and_insert` writes, and its spec there: V4's ratios 4 and 128, V4.1's Full layers."
+        if cfg.generation == "v4":
+            return {i: compressor_spec(r) for i, r in enumerate(cfg.compress_ratios)
+                    if r in (4, 128) and (r == 4) == cfg.uses_topk(i)}
+        return {i: CompressorSpec(r, cfg.head_dim, False) for i, (r, role) in enumerate(zip(cfg.compress_ratios, layer_roles(cfg)))
+                if role.role == FULL}
+
+    def take_row(self) -> int | None:
+        "A new request's state row (the lowest free), cleared in every layer's state; None without states."
+        if not self.states: return None
+        if not self.free_rows:                   # all taken: twice the rows, the live ones kept where they are
+            n = self.state_rows
+            for st in self.states.values():
+                st.kv, st.score = torch.cat([st.kv, torch.zeros_like(st.kv)]), torch.cat([st.score, torch.zeros_like(st.score)])
+                st.n_tokens = torch.cat([st.n_tokens, torch.zeros_like(st.n_tokens)])
+            self.state_rows, self.free_rows = 2 * n, list(range(2 * n - 1, n - 1, -1))
+        row = self.free_rows.pop()
+        for st in self.states.values(): st.reset([row])
+        return row
+
+    def give_row(self, row: int | None):
+        if row is not None: self.free_rows = sorted(set(self.free_rows) | {row}, reverse=True)
 
     @classmethod
     def sized_for(cls, cfg: ModelConfig, n_requests: int, capacity: int, block_size: int = 64, device="cpu", **kw):
         "Pools with room for `n_requests` requests of `capacity` tokens each (`kw`: `compressor`, `decode_in_place`, `index_keys`)."
         win, comp = PagedRequestCache.columns(cfg, capacity, block_size)
-        return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device, **kw)
+        return cls(cfg, n_requests * sum(win), n_requests * sum(comp), block_size, device, **({"state_rows": n_requests} | kw))
 
     def new_cache(self, capacity: int, dtype=torch.float32) -> "PagedRequestCache":
         return PagedRequestCache(self, capacity, dtype)
@@ -210,11 +244,10 @@ class PagedRequestCache(RequestCache):
         win, comp = self.columns(pools.cfg, capacity, bs)
         table = lambda n: torch.full((n,), -1, dtype=torch.int32, device=pools.device)
         self.win_table, self.comp_table = [table(n) for n in win], [table(n) for n in comp]
-        v4 = pools.cfg.generation == "v4"
-        self.states = [None if not pools.compressor else              # compress_and_insert's carried rows
-                       CompressorState(compressor_spec(r), 1, pools.device) if v4 and r in (4, 128)
-                       and (r == 4) == pools.cfg.uses_topk(i) else None if v4 else lc.state  # V4.1: Full layers'
-                       for i, (r, lc) in enumerate(zip(pools.cfg.compress_ratios, self.layers))]
+        self.row = pools.take_row()              # compress_and_insert's carried rows: this row of the pools' states
+        self.states = [pools.states.get(i) for i in range(pools.cfg.num_layers)]
+        for lc, st in zip(self.layers, self.states):
+            if st is not None: lc.state = None   # V4.1: carried in the pools' row
         self.paged_keys = [pools.index_keys and st is not None for st in self.states]     # V4.1 Full layers
         self.idx_table = [table(c if k else 0) for c, k in zip(comp, self.paged_keys)]
         for lc, k in zip(self.layers, self.paged_keys):
@@ -258,10 +291,14 @@ class PagedRequestCache(RequestCache):
                 pool.release(t[t >= 0].tolist())
                 t.fill_(-1)
             held[:] = [0] * len(held)
+        self.pools.give_row(self.row)            # the next request takes it cleared
+        self.row = None
 
     def compressor_pages(self, i: int):
         st = self.states[i]
-        return None if st is None else (st, self.pools.compressed.data, self.comp_table[i], self.pools.block_size)
+        if st is None: return None
+        if self.row is None: raise InputError("this request's cache was released: its compressor rows are gone")
+        return st, self.row, self.pools.compressed.data, self.comp_table[i], self.pools.block_size
 
     @property
     def decodes_in_place(self) -> bool: return self.pools.decode_in_place
@@ -359,8 +396,9 @@ class PagedRequestCache(RequestCache):
     @property
     def nbytes(self) -> int:
         ids, pools = self.block_ids(), (self.pools.window, self.pools.compressed, self.pools.index)
-        return super().nbytes + sum(len(ids[k]) * p.data.shape[1] for k, p in zip(("window", "compressed", "index"), pools)
-                                    if k in ids)
+        rows = sum(st.kv[0].nbytes + st.score[0].nbytes + 8 for st in self.states if st is not None) if self.row is not None else 0
+        return super().nbytes + rows + sum(len(ids[k]) * p.data.shape[1] for k, p in zip(("window", "compressed", "index"), pools)
+                                           if k in ids)
 
 # %% ../../nbs/06d_runtime.ipynb #0906d3d5
 LOGITS_BOUND = 1e-4    # tier 1: fp32 references against transformers in fp32, relative error of the logits
