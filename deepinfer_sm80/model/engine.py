@@ -620,10 +620,7 @@ class Engine:
         the same paged key cache (tables padded with -1 to the widest); else None."""
         pages = [s.cache.index_pages(i) for s in segs]
         if any(p is None or p[0] is not pages[0][0] or p[2] != pages[0][2] for p in pages): return None
-        W = max(p[1].numel() for p in pages)
-        table = torch.full((len(pages), W), -1, dtype=torch.int32, device=pages[0][1].device)
-        for b, p in enumerate(pages): table[b, :p[1].numel()] = p[1]
-        return pages[0][0], table, pages[0][2]
+        return pages[0][0], _stack_tables([p[1] for p in pages]), pages[0][2]
 
     def indexer(self, i, x, q_res, P, ratio, visible, lc: LayerCache, n: int, trace: Trace) -> torch.Tensor:
         "Top-k compressed entries [L, index_topk] (-1 padded) of one request's chunk; appends its closed keys."
