@@ -16,6 +16,7 @@ from .config import ModelConfig
 from .engine import Engine, RequestCache, v41_names_and_shapes
 from .parity import kernel_parts
 from .roles import FULL, layer_roles
+from .runtime import PagedCaches
 from .weights import FP4_WEIGHTS, FP8_WEIGHTS, FP32_NAMES
 from ..ops.indexer import IDX_K
 from ..ops.kv_cache import KV
@@ -187,9 +188,11 @@ def _wall(fn, dev):
     return time.perf_counter() - t0, out
 
 
-def prefill_first_token(engine: Engine, ids: torch.Tensor, chunk: int, capacity: int) -> tuple[RequestCache, int]:
-    "A cold prefill: a fresh cache, the prompt in chunks of `chunk` tokens, then the first token (greedy) on the host."
-    cache = engine.new_cache(capacity)
+def prefill_first_token(engine: Engine, ids: torch.Tensor, chunk: int, capacity: int,
+                        new_cache=None) -> tuple[RequestCache, int]:
+    """A cold prefill: a fresh cache (`new_cache(capacity)`, default the engine's own), the prompt in chunks of `chunk`
+    tokens, then the first token (greedy) on the host."""
+    cache = (new_cache or engine.new_cache)(capacity)
     for c in ids.split(chunk):
         logits = engine.run([(cache, c)], last_only=True)[0]
     return cache, int(logits[-1].argmax())
@@ -202,6 +205,7 @@ class PartTimer:
     time contains the parts named within it."""
     METHODS = {"attention": ("attention sublayer", None), "select_v41": ("selection (V4.1 roles)", "attention sublayer"),
                "compress_v41": ("compressor + index keys", "selection (V4.1 roles)"), "moe": ("MoE sublayer", None),
+               "compress_v41_batch": ("compressor + index keys", "selection (V4.1 roles)"),       # once per step
                "select_decode": ("selection (V4.1 roles)", "attention sublayer"),      # the batched decode's
                "index_scores_decode": ("index scores", "selection (V4.1 roles)"),
                "decode_core": ("sparse attention core", "attention sublayer")}
@@ -253,11 +257,14 @@ def _k(n: int) -> str: return f"{n // 1024}K" if n % 1024 == 0 else str(n)
 
 def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int | None = None, streams=(1, 12),
             chunk: int = 512, ref_prefill_max: int = 16384, part_steps: int = 3, seed: int = 0,
-            kernels: dict[str, str] | None = None):
+            kernels: dict[str, str] | None = None, paged: bool | None = None):
     """The end-to-end benchmark (see the prose): `cfg` defaults to `e2e_config()`, prompts to 16K and 64K (2K and 8K
     with `ctx.quick`), the short TTFT prompt to 1K; decode runs on copies of the first prompt's cache. Each row:
     the kernels' time, the references' time as the baseline where run, and the roofline fraction. `kernels`: the
-    parts of the kernels engine (default: every kernel that takes `cfg`'s shapes; the routed experts always)."""
+    parts of the kernels engine (default: every kernel that takes `cfg`'s shapes; the routed experts always).
+    `paged` (default: wherever the model's heads fit the 584-byte records): the kernels engine keeps its caches in
+    `PagedCaches` (FP8 records, `compress_and_insert` with bf16 latents, paged index keys, decode in place); the
+    references keep theirs unpaged in fp32."""
     cfg = cfg or e2e_config()
     dev = ctx.device
     prompts = prompts or ((2048, 8192) if ctx.quick else (16384, 65536))
@@ -266,36 +273,47 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
     W, experts = e2e_weights(cfg, dev, seed)
     impls = {"kernels": (kernel_parts(cfg) if kernels is None else kernels) | {"moe_experts": "kernel"},
              "references": {"moe_experts": "kernel"}}
+    if paged is None: paged = (cfg.head_dim, cfg.rope_dim) == (KV.head_dim, KV.rope_dim)
     engines = {}
     for name, parts in impls.items():
-        engines[name] = Engine(cfg, W, parts=parts, device=dev)
+        engines[name] = Engine(cfg, W, parts=parts, device=dev, bf16_latents=paged and name == "kernels")
         install_packed_experts(engines[name], experts)
+    pools = (PagedCaches.sized_for(cfg, max(streams) + 2, max(prompts) + steps, device=dev, compressor=True,
+                                   decode_in_place=engines["kernels"].parts["attention"] == "kernel") if paged else None)
+    new_cache = {"kernels": pools.new_cache if paged else None, "references": None}
+    done = lambda c: c.release()                                  # paged blocks and state rows back to the pools
     note = dict(layers=" ".join(cfg.roles), kernel_parts=",".join(sorted(impls["kernels"])),
                 reference_parts="every part on its PyTorch reference except the routed experts (kernel in both: the "
                                 "reference needs dense experts, 27 GB of bf16 per layer)",
-                engram="not included: the engine has no Engram layers yet")
+                engram="not included: the engine has no Engram layers yet",
+                kernel_caches=("paged FP8 records (584-byte KV, 132-byte index keys), compress_and_insert with bf16 latents, "
+                               "decode in place" if paged else "unpaged fp32 tensors"))
     gen = torch.Generator().manual_seed(seed + 1)
     rand_ids = lambda n: torch.randint(0, cfg.vocab_size, (n,), generator=gen)
-    for e in engines.values():                                    # compile and warm every path once
-        c, t = prefill_first_token(e, rand_ids(2 * chunk), chunk, 2 * chunk + 4)
+    for n, e in engines.items():                                  # compile and warm every path once
+        c, t = prefill_first_token(e, rand_ids(2 * chunk), chunk, 2 * chunk + 4, new_cache[n])
         e.run([(c, torch.tensor([t]))], last_only=True)
-        del c
+        done(c)
     # ---- time to first token, short prompt ----
     ids = rand_ids(ttft_prompt)
-    t = {n: _wall(lambda e=e: prefill_first_token(e, ids, chunk, ttft_prompt + 1), dev)[0] for n, e in engines.items()}
+    t = {}
+    for n, e in engines.items():
+        t[n], (c, _) = _wall(lambda: prefill_first_token(e, ids, chunk, ttft_prompt + 1, new_cache[n]), dev)
+        done(c)
     ctx.row(case=f"TTFT {_k(ttft_prompt)}", time_s=t["kernels"], baseline_s=t["references"], baseline="references",
             flops=prefill_flops(cfg, ttft_prompt), timing="one cold prefill, wall clock", **note)
     # ---- cold prefill ----
-    decode_cache = None
+    source = {}                                                   # each engine's cache of the first prompt: decode's
     for S in prompts:
         ids = rand_ids(S)
-        tk, (cache, _) = _wall(lambda: prefill_first_token(engines["kernels"], ids, chunk, S + steps), dev)
-        if decode_cache is None: decode_cache = cache
-        else: del cache
+        tk, (cache, _) = _wall(lambda: prefill_first_token(engines["kernels"], ids, chunk, S + steps, new_cache["kernels"]), dev)
+        if "kernels" not in source: source["kernels"] = cache
+        else: done(cache)
         ref = {}
         if S <= ref_prefill_max:
-            ref = dict(baseline_s=_wall(lambda: prefill_first_token(engines["references"], ids, chunk, S + 1), dev)[0],
-                       baseline="references")
+            tr, (cache, _) = _wall(lambda: prefill_first_token(engines["references"], ids, chunk, S + steps), dev)
+            if "references" not in source and S == prompts[0]: source["references"] = cache
+            ref = dict(baseline_s=tr, baseline="references")
         else:
             ref = dict(baseline_note=f"references skipped above {_k(ref_prefill_max)} tokens: their dense masked "
                                      "attention and index scores take minutes")
@@ -303,15 +321,19 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
         ctx.row(case=f"prefill {_k(S)}", time_s=tk, tokens_per_s=S / tk, flops=prefill_flops(cfg, S), chunk=chunk,
                 timing="one cold prefill (fresh cache, kernels compiled), wall clock to the first token", **ref)
     # ---- decode ----
-    C = decode_cache.n
+    if "references" not in source and not paged: source["references"] = source["kernels"]   # unpaged: both read it
+    C = source["kernels"].n
+    copies = lambda n, B: [source[n].fork() if paged and n == "kernels" else copy.deepcopy(source[n]) for _ in range(B)]
     for B in streams:
-        caches = {n: [copy.deepcopy(decode_cache) for _ in range(B)] for n in engines}
+        caches = {n: copies(n, B) for n in source}
         toks = [torch.tensor([int(v)]) for v in rand_ids(B)]
         step = lambda n: [int(l[-1].argmax()) for l in engines[n].run(list(zip(caches[n], toks)), last_only=True)]
-        t = {n: ctx.time([lambda n=n: step(n)], graph=False, min_calls=2, reps=5) for n in engines}
-        ctx.row(case=f"decode B={B} C={_k(C)}", time_s=t["kernels"], baseline_s=t["references"], baseline="references",
-                tokens_per_s=B / t["kernels"], ref_tokens_per_s=B / t["references"], bytes=int(decode_bytes(cfg, B, C)),
-                decode_path="batched over requests (one selection and attention call per layer)")
+        t = {n: ctx.time([lambda n=n: step(n)], graph=False, min_calls=2, reps=5) for n in source}
+        ref = (dict(baseline_s=t["references"], baseline="references", ref_tokens_per_s=B / t["references"])
+               if "references" in t else dict(baseline_note="references skipped: their prefill of this prompt was not run"))
+        ctx.row(case=f"decode B={B} C={_k(C)}", time_s=t["kernels"], tokens_per_s=B / t["kernels"],
+                bytes=int(decode_bytes(cfg, B, C)), decode_path="batched over requests (one selection and attention call per layer)",
+                **ref)
         engines["kernels"].batch_decode = False                   # the loop over requests, as before: same kernels
         try:
             t_loop = ctx.time([lambda: step("kernels")], graph=False, min_calls=2, reps=5)
@@ -323,7 +345,8 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
         # ---- where one decode step goes (kernels) ----
         e = engines["kernels"]
         for _ in range(2):       # the same steps twice from fresh copies: every shape the steps meet compiles in the first
-            caches["kernels"] = [copy.deepcopy(decode_cache) for _ in range(B)]
+            for c in caches["kernels"]: done(c)
+            caches["kernels"] = copies("kernels", B)
             with PartTimer(e) as pt:
                 for _ in range(part_steps): step("kernels")
         tot = pt.totals()
@@ -335,6 +358,7 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
                     calls_per_step=calls / part_steps, within=parent.get(label), timing="CUDA events around the part")
         ctx.row(case=f"decode B={B} step: other (embedding, norms, mHC mixing, head, host)", time_s=whole - named,
                 share=(whole - named) / whole, within="step", timing="step minus the sublayers and mHC gates")
+        for c in caches["kernels"]: done(c)
         del caches
     return ctx.rows
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -293,6 +294,28 @@ class PagedRequestCache(RequestCache):
             held[:] = [0] * len(held)
         self.pools.give_row(self.row)            # the next request takes it cleared
         self.row = None
+
+    def fork(self) -> "PagedRequestCache":
+        """A copy of this request's cache on the same pools (a benchmark's streams over one prompt, a beam): blocks of
+        its own holding the same bytes, the same positions, open rows and index keys, and a state row of its own
+        holding the same carried rows. Raises `InputError`, taking nothing, where a pool has too few free blocks."""
+        need = {pool: sum(held) for pool, _, held in self._kinds() if sum(held)}
+        for pool, k in need.items():
+            if k > pool.n_free: raise InputError(f"fork: {pool.name} needs {k} blocks, {pool.n_free} of {pool.n_blocks} are free")
+        if self.row is None and self.pools.states: raise InputError("fork: this request's cache was released")
+        new = PagedRequestCache(self.pools, self.capacity, self.dtype)
+        for (pool, src, held), (_, dst, nheld) in zip(self._kinds(), new._kinds()):
+            for l, (a, b) in enumerate(zip(src, dst)):
+                if held[l]:
+                    b[:held[l]] = torch.tensor(pool.alloc(held[l]), dtype=torch.int32)
+                    pool.data[b[:held[l]].long()] = pool.data[a[:held[l]].long()]
+                nheld[l] = held[l]
+        own = {"pools", "win_table", "comp_table", "idx_table", "held", "row", "states", "paged_keys"}
+        for k, v in vars(self).items():          # positions, open rows, tensor-held keys: whatever the request carries
+            if k not in own: setattr(new, k, copy.deepcopy(v))
+        for st in self.pools.states.values():
+            for t in (st.kv, st.score, st.n_tokens): t[new.row] = t[self.row]
+        return new
 
     def compressor_pages(self, i: int):
         st = self.states[i]
