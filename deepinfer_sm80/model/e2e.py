@@ -24,7 +24,7 @@ from ..ops.moe import MoEExperts
 
 # %% auto #0
 __all__ = ['E2E_STACK', 'layer_stack', 'e2e_config', 'e2e_memory', 'e2e_weights', 'install_packed_experts', 'prefill_flops',
-           'decode_bytes', 'prefill_first_token', 'PartTimer', 'run_e2e']
+           'decode_bytes', 'prefill_first_token', 'PartTimer', 'run_e2e', 'decode_parts', 'plot_e2e']
 
 # %% ../../nbs/06f_e2e.ipynb #c6c9450f
 E2E_STACK = ("window", "full:2", "reuse", "full:1", "reindex", "reuse")
@@ -369,3 +369,59 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
 def _bench_e2e(ctx):
     run_e2e(ctx)
 
+
+# %% ../../nbs/06f_e2e.ipynb #42dd93c4
+def decode_parts(rec: dict, B: int) -> dict[str, float]:
+    """Exclusive seconds per part of one decode step with `B` streams in an `e2e` record: each part's time (CUDA
+    events, inclusive) minus the parts named within it; the values add up to the whole step."""
+    pre = f"decode B={B} step: "
+    rows = {r["case"][len(pre):]: r for r in rec["rows"] if r["case"].startswith(pre)}
+    out = {}
+    for label, r in rows.items():
+        if label == "step": continue
+        inner = sum(c["time_s"] for c in rows.values() if c.get("within") == label)
+        out[label if not inner else f"{label} (rest)"] = max(r["time_s"] - inner, 0.0)
+    return out
+
+
+def plot_e2e(results_dir=None):
+    "The newest `e2e` record per mode: a decode step by part (stacked, ms) and the prefill / decode rates."
+    import matplotlib.pyplot as plt
+    from deepinfer_sm80.bench import ISA_LABEL, latest_results
+    latest = latest_results("e2e", results_dir)
+    if not latest:
+        print("no e2e records yet: run `deepinfer-sm80 bench e2e` on a GPU")
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5.5), gridspec_kw=dict(width_ratios=[3, 2]))
+    bars, labels = [], []
+    for isa, rec in latest.items():
+        for B in sorted({int(r["case"].split()[1][2:]) for r in rec["rows"] if r["case"].startswith("decode B=")}):
+            bars.append((f"B={B}, {isa}", decode_parts(rec, B)))
+    parts = sorted({k for _, d in bars for k in d}, key=lambda k: -max(d.get(k, 0) for _, d in bars))
+    cmap = plt.get_cmap("tab20")
+    for j, part in enumerate(parts):
+        left = [sum(d.get(q, 0) for q in parts[:j]) * 1e3 for _, d in bars]
+        ax1.barh(range(len(bars)), [d.get(part, 0) * 1e3 for _, d in bars], left=left, color=cmap(j % 20), label=part)
+    ax1.set_yticks(range(len(bars)), [b for b, _ in bars])
+    ax1.set(xlabel="ms per decode step (CUDA events, each part without the parts inside it)",
+            title="e2e: where a decode step goes (kernels engine)")
+    ax1.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
+    cases = [r["case"] for r in next(iter(latest.values()))["rows"]
+             if r["case"].startswith("prefill") or (r["case"].startswith("decode B=") and r["case"].count(" ") == 2)]
+    w = 0.8 / (len(latest) + 1)
+    for k, (isa, rec) in enumerate(latest.items()):
+        by = {r["case"]: r for r in rec["rows"]}
+        rate = lambda r: r.get("tokens_per_s") or (1.0 / r["time_s"])
+        ax2.bar([c + k * w for c in range(len(cases))], [rate(by[c]) if c in by else 0 for c in cases], w,
+                label=f"kernels, {ISA_LABEL[isa]}")
+        if k == 0:
+            refs = [(by[c].get("ref_tokens_per_s") or (by[c]["tokens_per_s"] * by[c]["time_s"] / by[c]["baseline_s"]
+                     if by.get(c, {}).get("baseline_s") and by[c].get("tokens_per_s") else 0)) if c in by else 0 for c in cases]
+            ax2.bar([c + len(latest) * w for c in range(len(cases))], refs, w, label=f"references, {ISA_LABEL[isa]}",
+                    color="0.6")
+    ax2.set_xticks([c + w * len(latest) / 2 for c in range(len(cases))], cases, rotation=15, fontsize=8)
+    ax2.set(ylabel="tokens/s", yscale="log", title="e2e: cold prefill and decode rates")
+    ax2.legend(fontsize=7)
+    for a in (ax1, ax2): a.grid(alpha=0.3, axis="x" if a is ax1 else "y")
+    fig.tight_layout()
+    return fig
