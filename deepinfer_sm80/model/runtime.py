@@ -16,7 +16,7 @@ import torch
 
 from ..core import InputError, rel_err
 from .config import ModelConfig, tiny_v4_config
-from .engine import Engine, RequestCache, Trace, same_choices
+from .engine import Engine, RequestCache, Trace, _stack_tables, same_choices
 from ..ops.kv_cache import KV, dequantize_and_gather_k_cache, quantize_and_insert_k_cache
 from ..ops.compressor import CompressorSpec, CompressorState, compressor_spec
 from .roles import FULL, layer_roles
@@ -340,25 +340,24 @@ class PagedRequestCache(RequestCache):
     def put_windows(self, i: int, caches: list["PagedRequestCache"], pos: torch.Tensor, kv: torch.Tensor):
         "`put_window` of one decode row per cache (caches on the same pools): rows kv [B, D] at positions pos [B], one insert."
         ring = pos % self.window_size
-        slots = torch.cat([c._slots(c.win_table[i], ring[b:b + 1]) for b, c in enumerate(caches)])
+        slots = self._slots_batch(torch.stack([c.win_table[i] for c in caches]), ring[:, None])[:, 0]
         quantize_and_insert_k_cache(kv.bfloat16().contiguous(), self.pools.window.data, slots, self.pools.block_size)
-        for b, c in enumerate(caches): c.layers[i].win_pos[ring[b:b + 1]] = pos[b:b + 1]
+        for c in caches: c.layers[i].win_pos[c.n % self.window_size] = c.n   # this token's position, known on the host
 
     def attend_batch(self, i: int, src: int, caches: list["PagedRequestCache"], pos: torch.Tensor, q: torch.Tensor,
                      sel: torch.Tensor | None, sink: torch.Tensor) -> torch.Tensor:
         """B decode tokens' attention [B, heads, 512] on the pages in one `sparse_attn_decode` call: per token the
         window slots its ring holds within the window (this token's row included) and the entries `sel` [B, K] names
         of layer `src` (-1: none), as physical slots of the two pools; -1 where a slot is not read."""
-        W, ring = self.window_size, torch.arange(self.window_size, device=q.device)
-        swa, cmp = [], []
-        for b, c in enumerate(caches):
-            wp = c.layers[i].win_pos
-            ok = (wp >= 0) & (pos[b] - wp < W)
-            swa.append(torch.where(ok, c._slots(c.win_table[i], ring), -1))
-            if sel is not None:
-                cmp.append(torch.where(sel[b] >= 0, c._slots(c.comp_table[src], sel[b].clamp(min=0)), -1))
-        swa = torch.stack(swa).int().contiguous()
-        cmp = torch.stack(cmp).int().contiguous() if sel is not None and sel.shape[1] else None
+        W, B = self.window_size, len(caches)            # every request's slots at once (a loop over requests is host-bound)
+        ring = torch.arange(W, device=q.device).expand(B, W)
+        wp = torch.stack([c.layers[i].win_pos for c in caches])
+        ok = (wp >= 0) & (pos[:, None] - wp < W)
+        swa = torch.where(ok, self._slots_batch(torch.stack([c.win_table[i] for c in caches]), ring), -1).contiguous()
+        cmp = None
+        if sel is not None and sel.shape[1]:
+            tables = _stack_tables([c.comp_table[src] for c in caches])
+            cmp = torch.where(sel >= 0, self._slots_batch(tables, sel.clamp(min=0)), -1).contiguous()
         return sparse_attn_decode(q.bfloat16().contiguous(), self.pools.window.data, swa,
                                   None if cmp is None else self.pools.compressed.data, cmp, sink.float().contiguous(),
                                   self.pools.block_size, scale=KV.head_dim ** -0.5).float()
@@ -372,6 +371,11 @@ class PagedRequestCache(RequestCache):
     def _slots(self, table: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
         bs = self.pools.block_size
         return (table.long()[slots // bs] * bs + slots % bs).to(torch.int32)
+
+    def _slots_batch(self, tables: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        "Physical slots int32 [B, S] of B requests' logical slots [B, S] (>= 0, within their tables [B, columns])."
+        bs = self.pools.block_size
+        return (tables.long().gather(1, (slots // bs).long()) * bs + slots % bs).to(torch.int32)
 
     def _gather(self, pool: BlockPool, table: torch.Tensor, n: int) -> torch.Tensor:
         out = torch.empty(1, n, KV.head_dim, dtype=torch.bfloat16, device=table.device)
