@@ -97,15 +97,23 @@ def insert_indexer_k_ref(rec: torch.Tensor, cache: torch.Tensor, slots: torch.Te
     return cache
 
 
-def gather_indexer_k_ref(cache: torch.Tensor, block_table: torch.Tensor, n: int, block_size: int) -> torch.Tensor:
-    "The first `n` keys [n, 128] fp32 of one request (block_table: its physical blocks), decoded."
+def gather_indexer_k_ref(cache: torch.Tensor, block_table: torch.Tensor, n: int, block_size: int,
+                         lens: torch.Tensor | None = None) -> torch.Tensor:
+    """The first `n` keys [n, 128] fp32 of one request (block_table [columns]: its physical blocks), decoded. With
+    tables [B, columns] (-1 padded), the keys [B, n, 128] of B requests in one pass, zero past each request's
+    `lens[b]` keys (default: wherever its table has no block)."""
     j = torch.arange(n, device=cache.device)
-    slots = block_table.long()[j // block_size] * block_size + j % block_size
+    if block_table.dim() == 1:
+        slots, valid = block_table.long()[j // block_size] * block_size + j % block_size, None
+    else:
+        blk = block_table.long()[:, (j // block_size).clamp(max=block_table.shape[1] - 1)]      # [B, n]
+        valid = (blk >= 0) if lens is None else (blk >= 0) & (j[None] < lens.to(j.device)[:, None])
+        slots = torch.where(valid, blk * block_size + j % block_size, 0).flatten()
     c, s = IDX_K.offsets(slots, block_size)
     flat = cache.view(-1)
     ar = torch.arange(IDX_K.dim, device=cache.device)
-    rec = torch.cat([flat[c[:, None] + ar], flat[s[:, None] + ar[:4]]], 1)
-    return dequantize_indexer_k_ref(rec)
+    keys = dequantize_indexer_k_ref(torch.cat([flat[c[:, None] + ar], flat[s[:, None] + ar[:4]]], 1))
+    return keys if valid is None else torch.where(valid[..., None], keys.view(*valid.shape, -1), 0.0)
 
 # %% ../../nbs/03g_indexer.ipynb #87fc9be6
 def indexer_weights_ref(w_raw: torch.Tensor, head_dim: int = DSV41.indexer_dim) -> torch.Tensor:
