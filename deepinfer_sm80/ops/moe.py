@@ -19,7 +19,8 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
-           'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
+           'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP', 'MOE_TUNE_DECODE',
+           'MOE_TUNE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
            'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
            'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
            'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'moe_experts', 'moe_forward']
@@ -346,30 +347,41 @@ class MoEGemmTile(NamedTuple):
 
 class MoEConfig(NamedTuple):
     """Tiles of the expert GEMMs: rows per tile (the sorting pads to it) and the two GEMMs' tiles. `kernel` picks
-    the GEMM pair: "v2" (packed bf16x2 decode, N-major grid) or "v1" (the first kernels, kept to time against)."""
+    the GEMM pair: "v2" (packed bf16x2 decode, N-major grid), "v3" (v2's tiles with K split `split_up` /
+    `split_down` ways, for small batches) or "v1" (the first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
     sum_block: int = 1024
     kernel: str = "v2"
+    split_up: int = 1      # "v3": K splits of the gate/up GEMM (fp32 partials, summed in split order)
+    split_down: int = 1    # "v3": K splits of the down GEMM
 
 
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
 MOE_PREFILL = MoEConfig(64, MoEGemmTile(128, 64, 8, 3), MoEGemmTile(128, 64, 8, 3))
+# split-K decode variants (v3): more programs and shorter K loops at T = 1..64, 4 KB-per-stage tiles (fewer registers)
+MOE_DECODE_SPLIT = MoEConfig(16, MoEGemmTile(32, 128, 4, 4), MoEGemmTile(32, 128, 4, 4), kernel="v3", split_up=2)
+MOE_DECODE_SPLIT4 = MOE_DECODE_SPLIT._replace(split_up=4, split_down=2)
+MOE_DECODE_SPLIT_WIDE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3), kernel="v3", split_up=2,
+                                  split_down=3)
+MOE_DECODE_SPLIT_DEEP = MoEConfig(16, MoEGemmTile(32, 128, 4, 6), MoEGemmTile(64, 128, 4, 4), kernel="v3", split_up=2,
+                                  split_down=2)
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
                    MOE_DECODE._replace(gate_up=MoEGemmTile(32, 128, 4, 4), down=MoEGemmTile(32, 128, 4, 4)),
                    MOE_DECODE._replace(gate_up=MoEGemmTile(16, 256, 4, 3), down=MoEGemmTile(16, 256, 4, 3)),
-                   MOE_DECODE._replace(gate_up=MoEGemmTile(32, 256, 2, 3), down=MoEGemmTile(64, 256, 4, 2)))
+                   MOE_DECODE._replace(gate_up=MoEGemmTile(32, 256, 2, 3), down=MoEGemmTile(64, 256, 4, 2)),
+                   MOE_DECODE_SPLIT, MOE_DECODE_SPLIT4, MOE_DECODE_SPLIT_WIDE, MOE_DECODE_SPLIT_DEEP)
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
                     MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
                     MoEConfig(128, MoEGemmTile(64, 64, 8, 3), MoEGemmTile(128, 64, 8, 3)))
-for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel"):
+for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
                         "tiles stay within 48 KB): at most 64 KB, so one CTA per SM still fits sm_86")
 
@@ -465,14 +477,17 @@ def _moe_down_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_p
 
 
 @triton.jit
-def _moe_sum_kernel(pairs_ptr, shared_ptr, out_ptr, H, TOPK: tl.constexpr, BLOCK: tl.constexpr,
-                    HAS_SHARED: tl.constexpr, EMULATE_RNE: tl.constexpr):
+def _moe_sum_kernel(pairs_ptr, shared_ptr, out_ptr, H, NP, TOPK: tl.constexpr, BLOCK: tl.constexpr,
+                    HAS_SHARED: tl.constexpr, EMULATE_RNE: tl.constexpr, SPLIT: tl.constexpr):
     t = tl.program_id(0).to(tl.int64)
     n = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     m = n < H
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
     for j in tl.static_range(TOPK):                             # slot order: the result does not depend on scheduling
-        acc += tl.load(pairs_ptr + (t * TOPK + j) * H + n, mask=m, other=0.0)
+        p = tl.load(pairs_ptr + (t * TOPK + j) * H + n, mask=m, other=0.0)
+        for s in tl.static_range(1, SPLIT):                     # a pair's K splits (v3), in split order
+            p += tl.load(pairs_ptr + (s * NP + t * TOPK + j) * H + n, mask=m, other=0.0)
+        acc += p
     if HAS_SHARED:
         acc += tl.load(shared_ptr + t * H + n, mask=m, other=0.0).to(tl.float32)
     tl.store(out_ptr + t * H + n, to_bf16(acc, EMULATE_RNE), mask=m)
@@ -608,6 +623,90 @@ def _moe_down_v2_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, 
     tl.store(out_ptr + pair[:, None] * H + n[None, :], acc, mask=ok[:, None])
 
 
+# %% ../../nbs/04c_moe.ipynb #71f278ed
+@triton.jit
+def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, part_ptr, H, I, KH, KS, E, R,
+                              TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                              SPLIT: tl.constexpr, E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr,
+                              TILE_2D: tl.constexpr):
+    "v3: v2's gate/up tile over K slice `program_id(2)` of SPLIT; fp32 gate and up partials -> part `[SPLIT, R, 2I]`."
+    row0 = tl.program_id(1) * BM
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    rows = row0 + tl.arange(0, BM)
+    ok = rows < end
+    tok = (tl.load(sorted_ptr + rows, mask=ok, other=0) // TOPK).to(tl.int64)
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    gate_rows = e.to(tl.int64) * 2 * I + n
+    sid = tl.program_id(2)
+    kb_lo = sid * (KH // SPLIT)
+    kb_hi = kb_lo + KH // SPLIT
+    k = tl.arange(0, BK)
+    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
+    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
+    sc_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb_lo, kb_hi, BN, BK)
+    sc_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb_lo, kb_hi, BN, BK)
+    for kb0 in range(kb_lo, kb_hi, BK // 2):
+        nxt_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb0 + BK // 2, kb_hi, BN, BK)      # one step ahead
+        nxt_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb0 + BK // 2, kb_hi, BN, BK)
+        a = tl.load(x_ptr + tok[:, None] * H + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
+        acc_g = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows, KH, kb0, sc_g, BN, BK, FAST, TILE_2D), acc_g, UPCAST)
+        acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D), acc_u, UPCAST)
+        sc_g, sc_u = nxt_g, nxt_u
+    dst = part_ptr + (sid * R + rows[:, None]).to(tl.int64) * (2 * I) + n[None, :]
+    tl.store(dst, acc_g, mask=ok[:, None])
+    tl.store(dst + I, acc_u, mask=ok[:, None])
+
+
+@triton.jit
+def _moe_swiglu_kernel(part_ptr, offsets_ptr, counts_ptr, h_ptr, I, R, E, limit, BM: tl.constexpr,
+                       BLOCK: tl.constexpr, SPLIT: tl.constexpr, E_PAD: tl.constexpr, UPCAST: tl.constexpr):
+    "v3: the gate/up partials of one row tile summed in slice order, clamped SwiGLU -> h (bf16, sorted rows)."
+    row0 = tl.program_id(0) * BM
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    rows = row0 + tl.arange(0, BM)
+    n = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    m = (rows < end)[:, None] & (n < I)[None, :]
+    src = part_ptr + rows[:, None].to(tl.int64) * (2 * I) + n[None, :]
+    g = tl.load(src, mask=m, other=0.0)
+    u = tl.load(src + I, mask=m, other=0.0)
+    for s in tl.static_range(1, SPLIT):
+        g += tl.load(src + s * R * 2 * I, mask=m, other=0.0)
+        u += tl.load(src + s * R * 2 * I + I, mask=m, other=0.0)
+    g = tl.minimum(g, limit)
+    u = tl.minimum(tl.maximum(u, -limit), limit)
+    h = g / (1.0 + tl.exp(-g)) * u
+    tl.store(h_ptr + rows[:, None].to(tl.int64) * I + n[None, :], to_bf16(h, UPCAST), mask=m)
+
+
+@triton.jit
+def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, H, I, KH,
+                           KS, E, NP, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.constexpr,
+                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr):
+    "v3: v2's down tile over K slice `program_id(2)` of SPLIT, times the routing weight -> out `[SPLIT, NP, H]`."
+    row0 = tl.program_id(1) * BM
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    rows = row0 + tl.arange(0, BM)
+    ok = rows < end
+    pair = tl.load(sorted_ptr + rows, mask=ok, other=0).to(tl.int64)
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    w_rows = e.to(tl.int64) * H + n
+    sid = tl.program_id(2)
+    kb_lo = sid * (KH // SPLIT)
+    kb_hi = kb_lo + KH // SPLIT
+    k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    sc = _mxfp4_scales(s_ptr, w_rows, KS, kb_lo, kb_hi, BN, BK)
+    for kb0 in range(kb_lo, kb_hi, BK // 2):
+        nxt = _mxfp4_scales(s_ptr, w_rows, KS, kb0 + BK // 2, kb_hi, BN, BK)
+        a = tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
+        acc = _mm(a, _mxfp4_tile_v2(w_ptr, w_rows, KH, kb0, sc, BN, BK, FAST, TILE_2D), acc, UPCAST)
+        sc = nxt
+    acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[:, None]
+    tl.store(out_ptr + (sid * NP + pair[:, None]) * H + n[None, :], acc, mask=ok[:, None])
+
 # %% ../../nbs/04c_moe.ipynb #522a20ea
 def _wgmma_target(device: torch.device) -> bool:
     "Whether Triton lowers for Hopper or newer here (wgmma), i.e. a CUDA device of sm_90+ not forced to sm_80."
@@ -640,11 +739,13 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
     cfg = config or moe_default_config(T * k, E, H, I)
-    if cfg.kernel not in ("v1", "v2"): raise InputError(f"config.kernel: expected 'v1' or 'v2', got {cfg.kernel!r}")
-    for gemm, tile, n_size, k_size in (("gate/up", cfg.gate_up, I, H), ("down", cfg.down, H, I)):
-        if n_size % tile.block_n or k_size % tile.block_k or tile.block_k % MXFP4_GROUP:
+    if cfg.kernel not in ("v1", "v2", "v3"):
+        raise InputError(f"config.kernel: expected 'v1', 'v2' or 'v3', got {cfg.kernel!r}")
+    split = (cfg.split_up, cfg.split_down) if cfg.kernel == "v3" else (1, 1)
+    for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
+        if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
             raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
-                             f"{tile.block_k}), block_k a multiple of {MXFP4_GROUP}")
+                             f"{tile.block_k} x {sp} K splits), block_k a multiple of {MXFP4_GROUP}")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
         raise InputError(f"ids: expert ids must lie in [0, {E}), got [{int(ids.min())}, {int(ids.max())}]")
     backend = select_backend(x, weights, ids, *experts)
@@ -654,7 +755,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     if T == 0: return out
     al = moe_align(ids, E, cfg.block_m)
     h = torch.empty(al.max_tiles * cfg.block_m, I, dtype=torch.bfloat16, device=x.device)
-    pairs = torch.empty(T * k, H, dtype=torch.float32, device=x.device)
+    pairs = torch.empty(split[1], T * k, H, dtype=torch.float32, device=x.device)
     E_PAD, up, dn, interp = triton.next_power_of_2(E), cfg.gate_up, cfg.down, interpreting()
     if cfg.kernel == "v1":
         launch(_moe_gate_up_kernel, (al.max_tiles, I // up.block_n), x, al.sorted_ids, al.offsets, al.counts,
@@ -664,6 +765,20 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
                experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
+    elif cfg.kernel == "v3":
+        v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device))
+        R = al.max_tiles * cfg.block_m
+        part = torch.empty(split[0], R, 2 * I, dtype=torch.float32, device=x.device)
+        launch(_moe_gate_up_split_kernel, (I // up.block_n, al.max_tiles, split[0]), x, al.sorted_ids, al.offsets,
+               al.counts, experts.w13, experts.w13_scale, part, H, I, H // 2, H // MXFP4_GROUP, E, R, TOPK=k,
+               BM=cfg.block_m, BN=up.block_n, BK=up.block_k, SPLIT=split[0], num_warps=up.num_warps,
+               num_stages=up.num_stages, **v2)
+        launch(_moe_swiglu_kernel, (al.max_tiles, triton.cdiv(I, 256)), part, al.offsets, al.counts, h, I, R, E,
+               float(swiglu_limit), BM=cfg.block_m, BLOCK=256, SPLIT=split[0], E_PAD=E_PAD, UPCAST=interp, num_warps=4)
+        launch(_moe_down_split_kernel, (H // dn.block_n, al.max_tiles, split[1]), h, al.sorted_ids, al.offsets,
+               al.counts, weights, experts.w2, experts.w2_scale, pairs, H, I, I // 2, I // MXFP4_GROUP, E, T * k,
+               BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k, SPLIT=split[1], num_warps=dn.num_warps,
+               num_stages=dn.num_stages, **v2)
     else:
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device))
         launch(_moe_gate_up_v2_kernel, (I // up.block_n, al.max_tiles), x, al.sorted_ids, al.offsets, al.counts,
@@ -673,7 +788,8 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                weights, experts.w2, experts.w2_scale, pairs, H, I, I // 2, I // MXFP4_GROUP, E, BM=cfg.block_m,
                BN=dn.block_n, BK=dn.block_k, num_warps=dn.num_warps, num_stages=dn.num_stages, **v2)
     launch(_moe_sum_kernel, (T, triton.cdiv(H, cfg.sum_block)), pairs, shared_out if shared_out is not None else pairs,
-           out, H, TOPK=k, BLOCK=cfg.sum_block, HAS_SHARED=shared_out is not None, EMULATE_RNE=interp, num_warps=4)
+           out, H, T * k, TOPK=k, BLOCK=cfg.sum_block, HAS_SHARED=shared_out is not None, EMULATE_RNE=interp,
+           SPLIT=split[1], num_warps=4)
     return out
 
 
@@ -783,10 +899,11 @@ def _bench_moe(ctx):
 
 def _tile_name(cfg: MoEConfig) -> str:
     t = lambda g: f"{g.block_n}x{g.block_k}/w{g.num_warps}s{g.num_stages}"
-    return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}"
+    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel == "v3" else ""
+    return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}{sp}"
 
 
-@benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels) against v2 tiles: T = 1 and 64 "
+@benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles and v3 (split K): T = 1 and 64 "
            "(decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate)")
 def _bench_moe_tune(ctx):
     s = DSV41_MOE
