@@ -22,8 +22,8 @@ import triton.language as tl
 __all__ = ['ROPE_DIM', 'COMPRESS_V1', 'COMPRESS_ROWS', 'COMPRESS_CONFIGS', 'text_config', 'compress_rope_inv_freq',
            'rope_cos_sin_table', 'rope_tail_ref', 'CompressorSpec', 'compressor_spec', 'CompressorState',
            'CompressedEntries', 'pool_entries_ref', 'compress_ref', 'entry_slots', 'compressed_rows_ref',
-           'compress_and_insert_ref', 'indexer_key_ref', 'insert_indexer_keys_ref', 'CompressorConfig',
-           'compress_and_insert', 'insert_indexer_keys']
+           'compress_and_insert_ref', 'indexer_key_ref', 'insert_indexer_keys_ref', 'CompressorConfig', 'CompressPlan',
+           'compress_plan', 'compress_and_insert', 'insert_indexer_keys']
 
 # %% ../../nbs/03f_compressor.ipynb #82748ccf
 ROPE_DIM = 64
@@ -557,6 +557,75 @@ COMPRESS_CONFIGS = {"v1": COMPRESS_V1, "rows4w8": COMPRESS_ROWS, "rows4w4": Comp
                     "rows8w8": CompressorConfig(8, 8)}
 
 
+class CompressPlan(NamedTuple):
+    """What `compress_and_insert` otherwise reads back from the device, built on the host by `compress_plan` from
+    counts the caller already knows. Build it before a CUDA-graph capture: the call that takes it only launches."""
+    spec: CompressorSpec
+    new_tokens: tuple         # each request's chunk length
+    carried: tuple            # each request's token count before the call (its state row's `n_tokens`)
+    entries: tuple            # the entries each chunk closes
+    n_entries: int            # their sum: the rows of the outputs
+    most: int                 # the most one request closes (grid axis 0)
+    max_query_len: int        # the longest chunk
+    max_tokens: int           # the largest token count after the call (RoPE table rows, block-table columns)
+    meta: torch.Tensor        # [2R + 1] int64 on the device: entry offsets, then the chunks' token offsets
+
+    @property
+    def eoff(self) -> torch.Tensor: return self.meta[:len(self.new_tokens)]
+    @property
+    def query_start_loc(self) -> torch.Tensor: return self.meta[len(self.new_tokens):]
+
+
+def compress_plan(spec: CompressorSpec, new_tokens, carried, device=None) -> CompressPlan:
+    """The host plan of one `compress_and_insert` call: `new_tokens[b]` tokens of request b after the `carried[b]`
+    its state row holds. One small int64 tensor goes to `device` (pinned, non-blocking on CUDA); no sync."""
+    if not isinstance(spec, CompressorSpec):
+        raise InputError(f"spec: expected a CompressorSpec, got {spec!r}")
+    new, old = tuple(int(n) for n in new_tokens), tuple(int(c) for c in carried)
+    if len(new) != len(old) or any(n < 0 for n in new) or any(c < 0 for c in old):
+        raise InputError(f"compress_plan: expected as many non-negative new and carried counts, got {new}, {old}")
+    ends = [c + n for c, n in zip(old, new)]
+    ne = tuple(e // spec.ratio - c // spec.ratio for c, e in zip(old, ends))
+    host = torch.tensor(list(itertools.accumulate(ne, initial=0))[:len(ne)] +
+                        list(itertools.accumulate(new, initial=0)), dtype=torch.int64)
+    dev = torch.device(device) if device is not None else host.device
+    meta = host.pin_memory().to(dev, non_blocking=True) if dev.type == "cuda" else host.to(dev)
+    return CompressPlan(spec, new, old, ne, sum(ne), max(ne, default=0), max(new, default=0), max(ends, default=0),
+                        meta)
+
+
+def _check_plan(plan, spec, cfg, kv, R, cos_sin, block_table, block_size):
+    "The plan's cheap checks: host numbers against shapes only, nothing read from the device."
+    if not isinstance(plan, CompressPlan) or plan.spec != spec:
+        raise InputError(f"plan: expected a CompressPlan of {spec} (compress_plan), got {getattr(plan, 'spec', plan)!r}")
+    if not cfg.block_e:
+        raise InputError("plan: a host plan drives the rows kernel (a config with block_e > 0), not COMPRESS_V1")
+    if len(plan.new_tokens) != R or plan.meta.numel() != 2 * R + 1:
+        raise InputError(f"plan: made for {len(plan.new_tokens)} requests, the call has {R}")
+    if sum(plan.new_tokens) > kv.shape[0]:
+        raise InputError(f"plan: {sum(plan.new_tokens)} new tokens, kv has {kv.shape[0]} rows")
+    if plan.meta.device != kv.device:
+        raise InputError(f"plan: built for {plan.meta.device}, the tensors are on {kv.device}")
+    _check_rope_table(cos_sin, plan.max_tokens)
+    if -(-(plan.max_tokens // spec.ratio) // block_size) > block_table.shape[1]:
+        raise InputError(f"block_table: a request reaches entry {plan.max_tokens // spec.ratio - 1}, past its "
+                         f"{block_table.shape[1]} blocks of {block_size}")
+
+
+def _validate_plan(plan, query_start_loc, req_ids, state, spec, block_table, block_size, n_blocks):
+    "`validate=True`: the plan against the device's values (one device -> host copy)."
+    qsl, ids, n_end, bad = _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size, n_blocks)
+    if qsl != list(itertools.accumulate(plan.new_tokens, initial=0)):
+        raise InputError(f"plan: new tokens {list(plan.new_tokens)}, query_start_loc says {qsl}")
+    if any(not 0 <= i < state.n_tokens.numel() for i in ids) or len(set(ids)) != len(ids):
+        raise InputError(f"req_ids: expected distinct state rows in [0, {state.n_tokens.numel()}), got {ids}")
+    if n_end != [c + n for c, n in zip(plan.carried, plan.new_tokens)]:
+        raise InputError(f"plan: carried {list(plan.carried)}, the state rows hold "
+                         f"{[n - m for n, m in zip(n_end, plan.new_tokens)]}")
+    if any(bad):
+        raise InputError(f"block_table: request {bad.index(1)} names blocks outside [0, {n_blocks})")
+
+
 def _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size, n_blocks):
     "One device -> host copy: chunk offsets, state rows, each request's token count after the call, bad blocks."
     dev = state.n_tokens.device
@@ -619,8 +688,15 @@ def compress_and_insert(
     bias: torch.Tensor | None = None,    # [ratio, width] V4 positional bias
     max_query_len: int | None = None,    # longest chunk (only needed with meta tensors)
     config: CompressorConfig | None = None,   # kernel variant (default COMPRESS_ROWS)
+    plan: CompressPlan | None = None,    # compress_plan of this call: no device -> host sync
+    validate: bool = False,              # with `plan`: check it against the device's values (one sync)
 ) -> CompressedEntries:
-    "Pool, normalize, RoPE and quantize every entry the new tokens close into the paged cache; advance `state`."
+    """Pool, normalize, RoPE and quantize every entry the new tokens close into the paged cache; advance `state`.
+    Without `plan` the call reads the chunks' offsets, state rows and token counts back from the device (one sync)
+    to size its outputs and check the block table. With `plan` it checks shapes only and launches: no sync, so
+    it can be captured in a CUDA graph. A plan that lies (counts other than the device's `query_start_loc` and
+    `state.n_tokens[req_ids]`) gives undefined results: entries missed or written to the wrong output rows, or
+    outside the outputs and the block table; `validate=True` catches it at the price of the sync."""
     cfg = COMPRESS_ROWS if config is None else config
     if (not isinstance(cfg, CompressorConfig) or cfg.block_e not in (0, 1, 2, 4, 8, 16)
             or cfg.num_warps not in (1, 2, 4, 8)):
@@ -630,6 +706,18 @@ def compress_and_insert(
     _check_compress_args(kv, score, query_start_loc, req_ids, state, spec, norm_weight, bias, host=False)
     R = query_start_loc.numel() - 1
     _check_cache_for(spec, k_cache, block_table, block_size, R)
+    if plan is not None:
+        _check_plan(plan, spec, cfg, kv, R, cos_sin, block_table, block_size)
+        if validate and host:
+            _validate_plan(plan, query_start_loc, req_ids, state, spec, block_table, block_size, k_cache.shape[0])
+        if backend != "torch":            # the reference path below syncs anyway
+            E = plan.n_entries
+            out = CompressedEntries(torch.empty(E, spec.head_dim, dtype=torch.bfloat16, device=kv.device),
+                                    torch.empty(E, dtype=torch.int64, device=kv.device),
+                                    torch.empty(E, dtype=torch.int64, device=kv.device))
+            _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache,
+                         block_table, block_size, bias, cfg, plan.eoff, plan.most, plan.max_query_len, out)
+            return out
     if host:
         qsl, ids, n_end, bad = _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size,
                                               k_cache.shape[0])
@@ -787,6 +875,13 @@ def _compressor_aot_examples():
                                 torch.empty(1 << 12, KV.block_stride(B), dtype=torch.uint8, device=meta),
                                 torch.empty(1, 1 << 10, dtype=torch.int32, device=meta), B, max_query_len=8192,
                                 config=cfg)
+    spec = compressor_spec(2)                        # a planned call (no sync): the same kernels
+    compress_and_insert(torch.empty(64, 512, device=meta), torch.empty(64, 512, device=meta),
+                        torch.empty(65, dtype=torch.int32, device=meta), torch.empty(64, dtype=torch.int32, device=meta),
+                        CompressorState(spec, 64, meta), spec, torch.empty(512, device=meta), 1e-6, cs,
+                        torch.empty(1 << 12, KV.block_stride(B), dtype=torch.uint8, device=meta),
+                        torch.empty(64, 1 << 10, dtype=torch.int32, device=meta), B,
+                        plan=compress_plan(spec, [1] * 64, [2001] * 64, meta))
     E = 4096
     insert_indexer_keys(torch.empty(E, 128, dtype=torch.bfloat16, device=meta), torch.empty(128, device=meta), 1e-6,
                         CompressedEntries(None, torch.empty(E, dtype=torch.int64, device=meta),
@@ -797,7 +892,8 @@ def _compressor_aot_examples():
 
 def _compressor_case(ctx, ratio, R, T, config=None):
     """Time one compress_and_insert case (every call starts from the same state); returns (time_s, the same
-    launches without the wrapper's checks and host sync in a CUDA graph (None for the first kernel), bytes moved)."""
+    launches without the wrapper's checks and host sync in a CUDA graph, the wrapper given a host plan built in
+    the step (both None for the first kernel), bytes moved)."""
     B = 64
     cs = rope_cos_sin_table(compress_rope_inv_freq({"compress_rope_theta": 160000}), 1 << 17, ctx.device)
     spec = compressor_spec(ratio)
@@ -824,7 +920,14 @@ def _compressor_case(ctx, ratio, R, T, config=None):
     t = ctx.time([step])
     cfg = COMPRESS_ROWS if config is None else config
     if not cfg.block_e:
-        return t, None, nbytes
+        return t, None, None, nbytes
+    new, carried = [L] * R, [n0] * R
+
+    def planned():                                   # the engine's way: counts known on the host, no sync
+        st.n_tokens.fill_(n0)
+        compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=cfg,
+                            plan=compress_plan(spec, new, carried, ctx.device))
+    tp = ctx.time([planned])
     st.n_tokens.fill_(n0); out = compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=cfg)
     eoff = torch.searchsorted(out.req, torch.arange(R, device=ctx.device))           # the wrapper's plan, kept
     most = int(torch.bincount(out.req, minlength=R).max())
@@ -832,7 +935,7 @@ def _compressor_case(ctx, ratio, R, T, config=None):
     def kernels():
         st.n_tokens.fill_(n0)
         _launch_rows(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias, cfg, eoff, most, L, out)
-    return t, ctx.time([kernels]), nbytes
+    return t, ctx.time([kernels]), tp, nbytes
 
 
 @benchmark("compressor", "compress_and_insert: projections -> 584-byte records, prefill (1 request) and decode (64)")
@@ -841,11 +944,14 @@ def _bench_compressor(ctx):
     cases = [(2, 1, 4096), (2, 1, 65536), (1, 1, 65536), (2, 64, 64), (1, 64, 64), (4, 1, 65536), (128, 1, 65536)]
     if ctx.quick: cases = cases[1:5]
     for ratio, R, T in cases:
-        t, tk, nbytes = _compressor_case(ctx, ratio, R, T)
+        t, tk, tp, nbytes = _compressor_case(ctx, ratio, R, T)
         ctx.row(case=f"ratio {ratio} R={R} T={T}", x=T, series=f"ratio {ratio}, {R} request(s)", time_s=t,
                 bytes=nbytes, ratio=ratio, R=R, T=T)
         ctx.row(case=f"ratio {ratio} R={R} T={T} kernels only", x=T, series=f"kernels only, ratio {ratio}, {R} request(s)",
                 time_s=tk, baseline_s=t, baseline="the wrapper (checks, one host sync)", bytes=nbytes, ratio=ratio,
+                R=R, T=T)
+        ctx.row(case=f"ratio {ratio} R={R} T={T} host plan", x=T, series=f"host plan, ratio {ratio}, {R} request(s)",
+                time_s=tp, baseline_s=t, baseline="the wrapper (checks, one host sync)", bytes=nbytes, ratio=ratio,
                 R=R, T=T)
 
 
@@ -856,7 +962,7 @@ def _bench_compressor_tune(ctx):
     if ctx.quick: cases = cases[:4]
     for ratio, R, T in cases:
         for name, cfg in COMPRESS_CONFIGS.items():
-            t, _, nbytes = _compressor_case(ctx, ratio, R, T, cfg)
+            t, _, _, nbytes = _compressor_case(ctx, ratio, R, T, cfg)
             ctx.row(case=f"{name} ratio {ratio} R={R} T={T}", x=T, series=f"{name}, ratio {ratio}, {R} request(s)",
                     time_s=t, bytes=nbytes, config=name, ratio=ratio, R=R, T=T)
 
