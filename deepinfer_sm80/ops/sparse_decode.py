@@ -24,12 +24,12 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DECODE_RULES', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES', 'GROUP_SMEM',
-           'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'decode_rule', 'decode_splits', 'sm_count',
-           'DecodePlan', 'plan_decode', 'check_plan', 'sparse_attn_decode', 'sparse_decode_floor',
-           'random_record_cache', 'random_decode_case', 'plan_for', 'random_mixed_decode_batch', 'GroupTile',
-           'check_group_tile', 'decode_union', 'group_splits', 'sparse_attn_decode_grouped',
-           'random_grouped_decode_case']
+__all__ = ['DECODE_RULES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS',
+           'GROUP_TILES', 'GROUP_SMEM', 'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'decode_rule',
+           'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode', 'check_plan', 'decode_counters',
+           'sparse_attn_decode', 'sparse_decode_floor', 'random_record_cache', 'random_decode_case', 'plan_for',
+           'random_mixed_decode_batch', 'GroupTile', 'check_group_tile', 'decode_union', 'group_splits',
+           'sparse_attn_decode_grouped', 'random_grouped_decode_case']
 
 # %% ../../nbs/03e_sparse_decode.ipynb #43f1e965
 class DecodeRule(NamedTuple):
@@ -44,6 +44,7 @@ DECODE_RULES = {8: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 16: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 **{H: (DecodeRule(2, AttnTile(32, 16, 4), 2.0), DecodeRule(8, AttnTile(32, 16, 4), 1.0),
                        DecodeRule(1 << 62, AttnTile(32, 16, 4), 2.0)) for H in (32, 64, 128)}}
+FUSED_REDUCE = False            # the default of `plan_decode(fused_reduce=...)`: merge the splits in the decode launch
 DECODE_SMEM = 51 * 1024         # shared memory of one decode program, every tile of DECODE_RULES
 REDUCE_ELEMENTS = 8192          # reduction tile: splits (a power of two, <= 64) x columns
 
@@ -83,6 +84,7 @@ class DecodePlan:
     splits: int           # programs per (token, head block), each over a contiguous run of key blocks
     reduce_block: int     # splits merged per step of the reduction (a power of two, <= 64)
     reduce_cols: int      # output columns per reduction program
+    fused_reduce: bool = False  # the last split program of a (token, head block) merges the splits: one launch
 
 
 def _reduce_tile(splits: int) -> tuple[int, int]:
@@ -91,8 +93,10 @@ def _reduce_tile(splits: int) -> tuple[int, int]:
 
 
 def plan_decode(q: torch.Tensor, swa_indices: torch.Tensor, compressed_indices: torch.Tensor | None = None, *,
-                tile: AttnTile | None = None, waves: float | None = None, splits: int | None = None) -> DecodePlan:
-    "Plan `sparse_attn_decode` for these queries and index rows: the tile (default: `DECODE_RULES`) and splits."
+                tile: AttnTile | None = None, waves: float | None = None, splits: int | None = None,
+                fused_reduce: bool | None = None) -> DecodePlan:
+    """Plan `sparse_attn_decode` for these queries and index rows: the tile (default: `DECODE_RULES`), the splits and
+    where they merge (`fused_reduce`, default `FUSED_REDUCE`: in the decode launch, else in a second launch)."""
     T, H = check_q(q)
     check_rows("swa_indices", swa_indices, T)
     if compressed_indices is not None:
@@ -103,13 +107,15 @@ def plan_decode(q: torch.Tensor, swa_indices: torch.Tensor, compressed_indices: 
         raise InputError(f"waves must be a positive number, got {waves!r}")
     if splits is not None and (not isinstance(splits, int) or isinstance(splits, bool) or splits < 1):
         raise InputError(f"splits must be a positive int, got {splits!r}")
+    if fused_reduce is not None and not isinstance(fused_reduce, bool):
+        raise InputError(f"fused_reduce must be a bool or None, got {fused_reduce!r}")
     hb = triton.cdiv(H, tile.block_h)
     if splits is None:
         BN = tile.block_n
         n_blocks = triton.cdiv(swa_indices.shape[1], BN) + (
             triton.cdiv(compressed_indices.shape[1], BN) if compressed_indices is not None else 0)
         splits = decode_splits(T, hb, n_blocks, sm_count(q.device), rule.waves if waves is None else waves)
-    return DecodePlan(tile, H, hb, splits, *_reduce_tile(splits))
+    return DecodePlan(tile, H, hb, splits, *_reduce_tile(splits), FUSED_REDUCE if fused_reduce is None else fused_reduce)
 
 
 def check_plan(plan, H: int) -> DecodePlan:
@@ -121,6 +127,8 @@ def check_plan(plan, H: int) -> DecodePlan:
         raise InputError(f"plan: made for {plan.heads} heads in {plan.head_blocks} blocks, but q has {H} heads")
     if not isinstance(plan.splits, int) or plan.splits < 1 or (plan.reduce_block, plan.reduce_cols) != _reduce_tile(plan.splits):
         raise InputError(f"plan: inconsistent splits / reduction tile {plan}; build plans with plan_decode")
+    if not isinstance(plan.fused_reduce, bool):
+        raise InputError(f"plan.fused_reduce must be a bool, got {plan.fused_reduce!r}")
     return plan
 
 # %% ../../nbs/03e_sparse_decode.ipynb #cf2890de
@@ -259,7 +267,7 @@ def _store_split_partial(part_o_ptr, part_ml_ptr, prow, m_i, l_i, accs, mask, D:
 
 
 @triton.jit
-def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr,
+def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr, counter_ptr,
                                swa_ptr, swa_idx_ptr, swa_lens_ptr, cmp_ptr, cmp_idx_ptr, cmp_lens_ptr, err_ptr,
                                H, n_splits, qk_scale,
                                n_swa, swa_idx_stride, swa_slots, swa_block_stride,
@@ -269,7 +277,8 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                                BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, TRANS_S: tl.constexpr,
                                DC: tl.constexpr, PREFETCH: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
                                ROPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
-                               SCALE_BYTES: tl.constexpr, FLOOR: tl.constexpr, BOUNDS: tl.constexpr):
+                               SCALE_BYTES: tl.constexpr, FLOOR: tl.constexpr, BOUNDS: tl.constexpr,
+                               FUSED: tl.constexpr, S_BLOCK: tl.constexpr, RD: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
     t = tl.program_id(0).to(tl.int64)
     sp = tl.program_id(1)
@@ -350,21 +359,29 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
         _store_split_partial(part_o_ptr, part_ml_ptr, (t * n_splits + sp) * H + h, m_i, l_i, accs, hmask, D, DC, DOT_F32)
     else:
         store_normalized(m_i, l_i, accs, sink_ptr, h, hmask, out_ptr, rows, D, DC, DOT_F32)
+    if SPLIT:
+        if FUSED:           # the last split of this (token, head block) to arrive merges them all
+            tl.debug_barrier()          # every thread's partial stores come before the release below
+            cnt = counter_ptr + t * tl.num_programs(2) + tl.program_id(2)
+            if tl.atomic_add(cnt, 1, sem="acq_rel", scope="gpu") == n_splits - 1:
+                tl.store(cnt, 0)        # all splits have arrived: reset for the next call (and graph replay)
+                h0 = tl.program_id(2) * BLOCK_H
+                for hh in range(h0, tl.minimum(h0 + BLOCK_H, H)):
+                    for c0 in range(0, D, RD):
+                        _merge_splits(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, hh, c0 + tl.arange(0, RD), H,
+                                      n_splits, S_BLOCK, RD, D, DOT_F32, FLOOR)
 
 
 @triton.jit
-def _sparse_attn_decode_reduce_kernel(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, H, n_splits,
-                                      S_BLOCK: tl.constexpr, RD: tl.constexpr, D: tl.constexpr,
-                                      EMULATE_RNE: tl.constexpr, FLOOR: tl.constexpr):
-    "Merge the splits of one (token, head, RD columns): all splits' partials are loaded at once, not in turn."
-    t = tl.program_id(0).to(tl.int64)
-    h = tl.program_id(1)
-    d = tl.program_id(2) * RD + tl.arange(0, RD)
+def _merge_splits(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, h, d, H, n_splits, S_BLOCK: tl.constexpr,
+                  RD: tl.constexpr, D: tl.constexpr, EMULATE_RNE: tl.constexpr, FLOOR: tl.constexpr):
+    """Merge the splits of token t, head h, columns d (RD of them) into the output: all splits' partials at once,
+    S_BLOCK at a time. The loads bypass L1 (`.cg`): in the fused launch other programs wrote the partials."""
     if FLOOR:               # the floor: add up the splits' checksums
         tot = tl.zeros([S_BLOCK], tl.int32)
         for s0 in range(0, n_splits, S_BLOCK):
             s = s0 + tl.arange(0, S_BLOCK)
-            tot += tl.load(part_ml_ptr + (t * n_splits + s) * H + h, mask=s < n_splits, other=0)
+            tot += tl.load(part_ml_ptr + (t * n_splits + s) * H + h, mask=s < n_splits, other=0, cache_modifier=".cg")
         o = (tl.zeros([RD], tl.int32) + tl.sum(tot, 0)).to(tl.float32)
         tl.store(out_ptr + (t * H + h) * D + d, o.to(tl.bfloat16))
     else:
@@ -375,9 +392,10 @@ def _sparse_attn_decode_reduce_kernel(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr
             s = s0 + tl.arange(0, S_BLOCK)
             live = s < n_splits
             prow = (t * n_splits + s) * H + h
-            ms = tl.load(part_ml_ptr + prow * 2, mask=live, other=-1.0e30)
-            ls = tl.load(part_ml_ptr + prow * 2 + 1, mask=live, other=0.0)
-            os = tl.load(part_o_ptr + prow[:, None] * D + d[None, :], mask=live[:, None], other=0.0).to(tl.float32)
+            ms = tl.load(part_ml_ptr + prow * 2, mask=live, other=-1.0e30, cache_modifier=".cg")
+            ls = tl.load(part_ml_ptr + prow * 2 + 1, mask=live, other=0.0, cache_modifier=".cg")
+            os = tl.load(part_o_ptr + prow[:, None] * D + d[None, :], mask=live[:, None], other=0.0,
+                         cache_modifier=".cg").to(tl.float32)
             m_new = tl.maximum(m, tl.max(ms, 0))
             w = ls * tl.exp2(ms - m_new)                 # each split's share of the softmax sum
             a = tl.exp2(m - m_new)
@@ -390,6 +408,15 @@ def _sparse_attn_decode_reduce_kernel(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr
         l_f = l * alpha + tl.exp2(sink - m_f)
         o = acc * tl.where(l_f == 0, 0.0, alpha / l_f)      # a NaN sum (NaN in q, K or sink) stays NaN
         tl.store(out_ptr + (t * H + h) * D + d, to_bf16(o, EMULATE_RNE))
+
+
+@triton.jit
+def _sparse_attn_decode_reduce_kernel(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, H, n_splits,
+                                      S_BLOCK: tl.constexpr, RD: tl.constexpr, D: tl.constexpr,
+                                      EMULATE_RNE: tl.constexpr, FLOOR: tl.constexpr):
+    "The second launch of the two-launch plan: one program per (token, head, RD columns) merges all splits."
+    _merge_splits(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, tl.program_id(0).to(tl.int64), tl.program_id(1),
+                  tl.program_id(2) * RD + tl.arange(0, RD), H, n_splits, S_BLOCK, RD, D, EMULATE_RNE, FLOOR)
 
 
 allow_shared_memory("_sparse_attn_decode_kernel", DECODE_SMEM,
@@ -426,19 +453,44 @@ def _check_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indice
     return T, H, scale, cbs, backend
 
 
+_COUNTERS: dict = {}       # device -> the arrival counters of the fused merge (int32, all 0 between calls)
+_OLD_COUNTERS: list = []    # outgrown counter buffers, kept alive: a captured CUDA graph may still point at them
+
+
+def decode_counters(device: torch.device, n: int) -> torch.Tensor:
+    """At least `n` int32 arrival counters on `device` for the fused merge (`DecodePlan.fused_reduce`). They are
+    zeroed once, when allocated (in power-of-two size classes of at least 1024), and every fused launch leaves them
+    at 0, so calls and CUDA-graph replays start clean; the buffer is never reallocated during a graph capture
+    (InputError: run the call once before capturing it). One buffer per device: fused decode calls on one device
+    must be ordered (one stream, or one graph), not run concurrently on two streams."""
+    key = torch.device(device)
+    buf = _COUNTERS.get(key)
+    if buf is None or buf.numel() < n:
+        if key.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise InputError(f"the fused decode needs {n} arrival counters on {key} and has {0 if buf is None else buf.numel()}: "
+                             "they cannot be allocated during a CUDA-graph capture; run the call once before capturing")
+        if buf is not None:
+            _OLD_COUNTERS.append(buf)
+        buf = _COUNTERS[key] = torch.zeros(max(1024, triton.next_power_of_2(n)), dtype=torch.int32, device=key)
+    return buf
+
+
 def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, cbs, swa_lens,
                    compressed_lens, scale, out, plan: DecodePlan, floor: bool, errors=None, bounds=True):
     T, H = q.shape[0], q.shape[1]
     tile, S = plan.tile, plan.splits
     has_cmp = compressed_cache is not None
     c_cache, c_idx = (compressed_cache, compressed_indices) if has_cmp else (swa_cache, swa_indices)
-    part_o = part_ml = None
+    part_o = part_ml = counters = None
+    fused = S > 1 and plan.fused_reduce
+    if fused:
+        counters = decode_counters(q.device, T * plan.head_blocks)
     if S > 1 and floor:
         part_ml = torch.empty(T, S, H, dtype=torch.int32, device=q.device)
     elif S > 1:
         part_o = torch.empty(T, S, H, HEAD_DIM, dtype=torch.bfloat16, device=q.device)
         part_ml = torch.empty(T, S, H, 2, dtype=torch.float32, device=q.device)
-    launch(_sparse_attn_decode_kernel, (T, S, plan.head_blocks), q, sink, out, part_o, part_ml,
+    launch(_sparse_attn_decode_kernel, (T, S, plan.head_blocks), q, sink, out, part_o, part_ml, counters,
            swa_cache, swa_indices, swa_lens, c_cache, c_idx, compressed_lens, errors,
            H, S, scale * LOG2E,
            swa_indices.shape[1], swa_indices.stride(0), swa_cache.shape[0] * block_size, swa_cache.shape[1],
@@ -447,8 +499,10 @@ def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indic
            HAS_CMP_LENS=compressed_lens is not None, SPLIT=S > 1, BLOCK_H=tile.block_h, BLOCK_N=tile.block_n,
            TRANS_S=tile.block_h > tile.block_n, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(),
            NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
-           FLOOR=floor, BOUNDS=bounds, num_warps=tile.num_warps, num_stages=tile.num_stages)
-    if S > 1:
+           FLOOR=floor, BOUNDS=bounds, FUSED=fused, S_BLOCK=plan.reduce_block if fused else 1,
+           RD=plan.reduce_cols if fused else 1,
+           num_warps=tile.num_warps, num_stages=tile.num_stages)
+    if S > 1 and not fused:
         launch(_sparse_attn_decode_reduce_kernel, (T, H, HEAD_DIM // plan.reduce_cols), part_o, part_ml, sink, out,
                H, S, S_BLOCK=plan.reduce_block, RD=plan.reduce_cols, D=HEAD_DIM, EMULATE_RNE=interpreting(),
                FLOOR=floor, num_warps=4, num_stages=1)
@@ -464,7 +518,9 @@ def sparse_attn_decode(q: torch.Tensor, swa_cache: torch.Tensor, swa_indices: to
                        check_metadata: bool = False) -> torch.Tensor:
     """Sparse MLA decode over the window and compressed 584-byte paged caches (FP8 decoded in the kernel).
     On a GPU, slots outside [-1, cache size) are skipped and added to `errors` (int32 [1]) without a host sync;
-    on the CPU, or with `check_metadata=True`, they raise `InputError`."""
+    on the CPU, or with `check_metadata=True`, they raise `InputError`. A plan with `fused_reduce` merges the splits
+    in the decode launch through per-device int32 arrival counters (`decode_counters`: zeroed once when allocated,
+    reset to 0 by every call; allocate them by one call before a CUDA-graph capture)."""
     T, H, scale, cbs, backend = _check_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink,
                                               block_size, compressed_block_size, swa_lens, compressed_lens, scale, out,
                                               errors, check_metadata)
@@ -1039,7 +1095,8 @@ def _bench_sparse_decode_tune(ctx):
                         tokens=T, floor_s=tf, vs_floor=t / tf, rel_err=err)
 
 
-@benchmark("sparse_split_tune", "sparse_attn_decode per explicit split count, with the same-plan and one-read floors")
+@benchmark("sparse_split_tune", "sparse_attn_decode per explicit split count, two launches and fused merge, with the "
+           "same-plan and one-read floors")
 def _bench_sparse_split_tune(ctx):
     tile = decode_rule(64, 1).tile
     hb = triton.cdiv(64, tile.block_h)
@@ -1053,7 +1110,16 @@ def _bench_sparse_split_tune(ctx):
             tf1 = _time_decode(ctx, sets, plan_for(sets[0], tile=ONE_READ_TILE, splits=min(S * hb, 40)), floor=True)
             ctx.row(case=f"T={T} splits={S}", x=S, series=f"T={T}", time_s=t, bytes=_decode_bytes(T, 64, 640),
                     tokens=T, splits=S, programs_per_sm=T * hb * S / sms, config=tile._asdict(), floor_s=tf,
-                    vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1)
+                    vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1, fused_reduce=False)
+            if S > 1:       # the same plan with the merge in the decode launch (the last split to arrive merges)
+                pf = plan_for(sets[0], tile=tile, splits=S, fused_reduce=True)
+                t2, tf2 = _time_decode(ctx, sets, pf), _time_decode(ctx, sets, pf, floor=True)
+                ctx.row(case=f"T={T} splits={S} fused", x=S, series=f"T={T} fused merge", time_s=t2, baseline_s=t,
+                        baseline="two launches, same splits (same run)", bytes=_decode_bytes(T, 64, 640), tokens=T,
+                        splits=S, programs_per_sm=T * hb * S / sms, config=tile._asdict(), floor_s=tf2,
+                        vs_floor=t2 / tf2, one_read_floor_s=tf1, vs_one_read_floor=t2 / tf1, fused_reduce=True,
+                        rel_err=rel_err(sparse_attn_decode(**sets[0], plan=pf),
+                                        sparse_attn_decode(**sets[0], plan=plan).double()))
 
 # %% ../../nbs/03e_sparse_decode.ipynb #b529c56c
 # (requests, tokens each, compressed entries per request): T = 1, 6, 24, 256 (64 requests: 16K, 0.6 GB of caches)
@@ -1140,7 +1206,21 @@ def _sparse_decode_aot_examples():
                                    plan=plan_decode(q, e(4, 136), c_idx, splits=S))
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every reduction tile (splits rounded up to a power of two)
-        sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan_decode(q, e(2, 136), e(2, 512), splits=S))
+        for fused in (False, True):                     # in a second launch, and merged by the decode launch
+            sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink,
+                               plan=plan_decode(q, e(2, 136), e(2, 512), splits=S, fused_reduce=fused))
+    for H in SUPPORTED_HEADS:                           # the fused merge: every rule tile, with the counter and lengths
+        q, sink = e(4, H, HEAD_DIM, dt=torch.bfloat16), e(H, dt=torch.float32)
+        for rule in DECODE_RULES[H]:
+            for with_cmp in (True, False):
+                c_idx = e(4, 512) if with_cmp else None
+                plan = plan_decode(q, e(4, 136), c_idx, tile=rule.tile, splits=5, fused_reduce=True)
+                sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, plan=plan,
+                                   errors=e(1), swa_lens=e(4), compressed_lens=e(4) if with_cmp else None)
+                if H == 64 and with_cmp:                # the fused floors of the tune benchmark
+                    sparse_decode_floor(q, cache, e(4, 136), cache, c_idx, sink, plan=plan)
+                    sparse_decode_floor(q, cache, e(4, 136), cache, c_idx, sink,
+                                        plan=plan_decode(q, e(4, 136), c_idx, tile=ONE_READ_TILE, splits=5, fused_reduce=True))
 
 # %% ../../nbs/03e_sparse_decode.ipynb #8e87351f
 @aot_examples
