@@ -370,7 +370,7 @@ def _bench_e2e(ctx):
     run_e2e(ctx)
 
 
-# %% ../../nbs/06f_e2e.ipynb #42dd93c4
+# %% ../../nbs/06f_e2e.ipynb #430434e0
 def decode_parts(rec: dict, B: int) -> dict[str, float]:
     """Exclusive seconds per part of one decode step with `B` streams in an `e2e` record: each part's time (CUDA
     events, inclusive) minus the parts named within it; the values add up to the whole step."""
