@@ -19,11 +19,11 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
-           'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP', 'MOE_TUNE_DECODE',
-           'MOE_TUNE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
-           'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
-           'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
-           'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'moe_experts', 'moe_forward']
+           'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
+           'MOE_DECODE_SPLIT_N64', 'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
+           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
+           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
+           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -365,17 +365,19 @@ MOE_PREFILL = MoEConfig(64, MoEGemmTile(128, 64, 8, 3), MoEGemmTile(128, 64, 8, 
 # split-K decode variants (v3): more programs and shorter K loops at T = 1..64, 4 KB-per-stage tiles (fewer registers)
 MOE_DECODE_SPLIT = MoEConfig(16, MoEGemmTile(32, 128, 4, 4), MoEGemmTile(32, 128, 4, 4), kernel="v3", split_up=2)
 MOE_DECODE_SPLIT4 = MOE_DECODE_SPLIT._replace(split_up=4, split_down=2)
-MOE_DECODE_SPLIT_WIDE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3), kernel="v3", split_up=2,
-                                  split_down=3)
+MOE_DECODE_SPLIT_WIDE = MOE_DECODE._replace(kernel="v3", split_up=2)    # v2's default tiles, gate/up K in 2 slices
 MOE_DECODE_SPLIT_DEEP = MoEConfig(16, MoEGemmTile(32, 128, 4, 6), MoEGemmTile(64, 128, 4, 4), kernel="v3", split_up=2,
                                   split_down=2)
+MOE_DECODE_SPLIT_N64 = MoEConfig(16, MoEGemmTile(64, 128, 4, 4), MoEGemmTile(64, 128, 4, 4), kernel="v3", split_up=4,
+                                 split_down=2)
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
                    MOE_DECODE._replace(gate_up=MoEGemmTile(32, 128, 4, 4), down=MoEGemmTile(32, 128, 4, 4)),
                    MOE_DECODE._replace(gate_up=MoEGemmTile(16, 256, 4, 3), down=MoEGemmTile(16, 256, 4, 3)),
                    MOE_DECODE._replace(gate_up=MoEGemmTile(32, 256, 2, 3), down=MoEGemmTile(64, 256, 4, 2)),
-                   MOE_DECODE_SPLIT, MOE_DECODE_SPLIT4, MOE_DECODE_SPLIT_WIDE, MOE_DECODE_SPLIT_DEEP)
+                   MOE_DECODE_SPLIT, MOE_DECODE_SPLIT4, MOE_DECODE_SPLIT_WIDE, MOE_DECODE_SPLIT_DEEP,
+                   MOE_DECODE_SPLIT_N64)
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
@@ -386,11 +388,11 @@ for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_spl
                         "tiles stay within 48 KB): at most 64 KB, so one CTA per SM still fits sm_86")
 
 
-def _fit(tile: MoEGemmTile, n: int, k: int) -> MoEGemmTile:
-    "Halve block_n (down to 16) and block_k (down to 32) until they divide N and K."
+def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
+    "Halve block_n (down to 16) and block_k (down to 32) until they divide N and K (K in `split` slices)."
     bn, bk = tile.block_n, tile.block_k
     while n % bn and bn > 16: bn //= 2
-    while k % bk and bk > 32: bk //= 2
+    while k % (bk * split) and bk > 32: bk //= 2
     return tile._replace(block_n=bn, block_k=bk)
 
 
@@ -399,7 +401,9 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
     """Decode tiles (16 rows) while an expert sees fewer than ~32 rows on average, else 64-row tiles; block sizes
     halved where they do not divide the model's sizes (small test models)."""
     cfg = MOE_DECODE if n_pairs < 32 * num_experts else MOE_PREFILL
-    return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden), down=_fit(cfg.down, hidden, intermediate))
+    sp = (cfg.split_up, cfg.split_down) if cfg.kernel == "v3" else (1, 1)
+    return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden, sp[0]),
+                        down=_fit(cfg.down, hidden, intermediate, sp[1]))
 
 
 # %% ../../nbs/04c_moe.ipynb #a1c0e2f1
@@ -623,7 +627,7 @@ def _moe_down_v2_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, 
     tl.store(out_ptr + pair[:, None] * H + n[None, :], acc, mask=ok[:, None])
 
 
-# %% ../../nbs/04c_moe.ipynb #71f278ed
+# %% ../../nbs/04c_moe.ipynb #33312c36
 @triton.jit
 def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, part_ptr, H, I, KH, KS, E, R,
                               TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
