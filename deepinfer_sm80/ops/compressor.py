@@ -416,7 +416,7 @@ def _compress_rows_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_
                           SPAN: tl.constexpr, KEEP: tl.constexpr, D: tl.constexpr, W: tl.constexpr,
                           OVERLAP: tl.constexpr, HAS_SCORE: tl.constexpr, HAS_BIAS: tl.constexpr,
                           RECORD: tl.constexpr, BLOCK_SIZE: tl.constexpr, SCALE_FLOOR: tl.constexpr,
-                          RNE: tl.constexpr, BLOCK_E: tl.constexpr):
+                          RNE: tl.constexpr, BLOCK_E: tl.constexpr, UNROLL: tl.constexpr = None):
     b = tl.program_id(1)                  # request (grid axis 1: at most 65,535 requests)
     a = tl.load(qsl_ptr + b)
     L = tl.load(qsl_ptr + b + 1) - a
@@ -434,7 +434,9 @@ def _compress_rows_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_
         m = tl.full([BLOCK_E, D], -3.0e38, tl.float32)      # finite: a slot before position 0 adds exp(-inf) = 0
         den = tl.zeros([BLOCK_E, D], tl.float32)
         acc = tl.zeros([BLOCK_E, D], tl.float32)
-        for s in range(SPAN):             # one pass, running maximum (online softmax): every row is read once
+        # one pass, running maximum (online softmax): every row is read once; UNROLL: the slots' loads may be
+        # issued together instead of one slot's after the previous slot's arithmetic
+        for s in tl.range(0, SPAN, loop_unroll_factor=UNROLL):
             p = first + s
             if OVERLAP:
                 col = (s // RATIO) * D + d
@@ -545,16 +547,20 @@ def _check_rope_table(cos_sin, need: int):
 
 
 class CompressorConfig(NamedTuple):
-    "Kernel of `compress_and_insert`: `block_e` entries per program (0: the first kernel, one entry per program), warps."
+    """Kernel of `compress_and_insert`: `block_e` entries per program (0: the first kernel, one entry per program),
+    warps, and how many times the rows kernel unrolls its loop over an entry's slots (1: not)."""
     block_e: int
     num_warps: int
+    unroll: int = 1
 
 
 COMPRESS_V1 = CompressorConfig(0, 4)      # one entry per program, latents at each closing token's row, then compacted
 COMPRESS_ROWS = CompressorConfig(4, 8)    # 4 entries per program, every row read once, compact outputs
 COMPRESS_CONFIGS = {"v1": COMPRESS_V1, "rows4w8": COMPRESS_ROWS, "rows4w4": CompressorConfig(4, 4),
                     "rows2w4": CompressorConfig(2, 4), "rows1w4": CompressorConfig(1, 4),
-                    "rows8w8": CompressorConfig(8, 8)}
+                    "rows8w8": CompressorConfig(8, 8), "rows4w4u2": CompressorConfig(4, 4, 2),
+                    "rows4w8u2": CompressorConfig(4, 8, 2), "rows8w8u2": CompressorConfig(8, 8, 2),
+                    "rows2w4u2": CompressorConfig(2, 4, 2)}
 
 
 class CompressPlan(NamedTuple):
@@ -667,6 +673,7 @@ def _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, 
                kv.stride(0), query_start_loc, req_ids, state.n_tokens, eoff, state.kv, state.score,
                max(spec.keep, 1) * spec.width, bias, norm_weight, float(eps), cos_sin, k_cache, block_table,
                block_table.stride(0), k_cache.shape[1], out.latent, out.req, out.entry, BLOCK_E=cfg.block_e,
+               UNROLL=cfg.unroll if cfg.unroll > 1 else None,
                num_warps=cfg.num_warps, num_stages=1, **_compress_consts(spec, score is not None, bias, block_size))
     _launch_state(kv, score, query_start_loc, req_ids, state, spec, R and lmax)
 
@@ -699,7 +706,7 @@ def compress_and_insert(
     outside the outputs and the block table; `validate=True` catches it at the price of the sync."""
     cfg = COMPRESS_ROWS if config is None else config
     if (not isinstance(cfg, CompressorConfig) or cfg.block_e not in (0, 1, 2, 4, 8, 16)
-            or cfg.num_warps not in (1, 2, 4, 8)):
+            or cfg.num_warps not in (1, 2, 4, 8) or cfg.unroll not in (1, 2, 4, 8)):
         raise InputError(f"config: expected a CompressorConfig (block_e 0 or a power of two <= 16), got {cfg!r}")
     backend = select_backend(kv, score, query_start_loc, req_ids, state.kv, norm_weight, cos_sin, k_cache, block_table)
     host = backend != "record"
