@@ -14,6 +14,9 @@ import torch.nn.functional as F
 from ..core import InputError
 from .config import ModelConfig
 from .roles import FULL, SelectionBoard, layer_roles
+from ..ops.engram import (EngramConfig, EngramHashParams, engram_hash, engram_hash_params,
+                                        engram_hash_ref, engram_kv_ref, engram_lookup, engram_lookup_ref,
+                                        engram_next_history, engram_primes, engram_update, engram_update_ref)
 from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_insert, compress_ref,
                                            compressed_rows_ref,
                                            indexer_key_ref, insert_indexer_keys, rope_cos_sin_table)
@@ -30,7 +33,7 @@ __all__ = ['IMPLS', 'DECODE_BLOCK', 'rms_norm', 'rope_inv_freq', 'apply_rope', '
            'indexer_scores_ref', 'topk_ref', 'attention_ref', 'mhc_gates_f32', 'moe_experts_ref', 'OpenRows',
            'LayerCache', 'RequestCache', 'Trace', 'indexer_scores_batched', 'attention_decode_ref',
            'attention_decode_kernel', 'Engine', 'transformers_reference', 'same_choices', 'v41_names_and_shapes',
-           'random_weights']
+           'random_weights', 'tiny_engram_config', 'engram_token_map', 'engram_ref', 'engram_kernel']
 
 # %% ../../nbs/06c_engine.ipynb #45880ab4
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
@@ -184,6 +187,9 @@ class RequestCache:
     def __init__(self, cfg: ModelConfig, capacity: int, device="cpu", dtype=torch.float32, store: bool = True):
         if capacity < 1: raise InputError(f"cache capacity must be >= 1 token, got {capacity}")
         self.capacity, self.n, self.dtype, self.window_size = capacity, 0, dtype, cfg.window
+        # V4.1 Engram: the compressed ids of the last 3 tokens, newest first (-1: before the prompt), which the
+        # n-gram hash of the next call's first tokens looks back at
+        self.engram_history = torch.full((3,), -1, dtype=torch.int32, device=device)
         D, self.layers = cfg.head_dim, []
         self.n_entries = [0] * cfg.num_layers    # room for compressed entries per layer (0: none)
         roles = layer_roles(cfg) if cfg.generation == "v41" else None
@@ -340,6 +346,11 @@ def _stack_tables(tables: list[torch.Tensor]) -> torch.Tensor:
     return out
 
 
+def _host_table(name: str, t: torch.Tensor) -> bool:
+    "An Engram table (or its scales) in pinned host memory: the engine leaves it there, the lookup reads it from the GPU."
+    return name.endswith((".engram.embed.weight", ".engram.embed.scale")) and t.device.type == "cpu" and t.is_pinned()
+
+
 _DECODE_ATTENTION = {"ref": attention_decode_ref, "kernel": attention_decode_kernel}
 "The attention parts the batched decode knows, by implementation name: the same function over [B, keys, D]."
 
@@ -354,11 +365,13 @@ class Engine:
     selection and attention once for all of them (`attention_decode`); False keeps the loop over requests.
     `batch_compress` (default): in such a step a V4.1 Full layer whose requests all keep their carried compressor
     rows in one shared state and their entries in the same pages runs its compressor once for all of them
-    (`compress_v41_batch`); False keeps one `compress_v41` call per request."""
+    (`compress_v41_batch`); False keeps one `compress_v41` call per request. V4.1 Engram layers run with `engram`
+    (their `EngramConfig`; default `tiny_engram_config(cfg)`) and `engram_token_map` (token id -> compressed id;
+    default: id modulo the compressed vocabulary, the stand-in for models without a tokenizer)."""
 
     def __init__(self, cfg: ModelConfig, weights: dict[str, torch.Tensor], parts: dict[str, str] | None = None,
-                 device=None, bf16_latents: bool = False, batch_decode: bool = True, batch_compress: bool = True):
-        if cfg.engram_layers: raise NotImplementedError("Engram layers: waiting for the Engram reference")
+                 device=None, bf16_latents: bool = False, batch_decode: bool = True, batch_compress: bool = True,
+                 engram: EngramConfig | None = None, engram_token_map: torch.Tensor | None = None):
         self.cfg, self._stacked = cfg, {}
         self.roles = layer_roles(cfg) if cfg.generation == "v41" else None
         self.bf16_latents, self._cos_sin, self.batch_decode = bf16_latents, {}, batch_decode
@@ -366,13 +379,15 @@ class Engine:
         if bf16_latents and (self.roles is None or cfg.rope_dim != 64):
             raise InputError("bf16_latents: V4.1 only, with the release's RoPE width 64")
         self.device = torch.device(device) if device is not None else next(iter(weights.values())).device
-        self.w = {k: v.to(self.device) for k, v in weights.items()}
+        self.w = {k: v if _host_table(k, v) else v.to(self.device) for k, v in weights.items()}
         self.parts = {p: "ref" for p in IMPLS} | (parts or {})
         for p, impl in self.parts.items():
             if impl not in IMPLS.get(p, {}): raise InputError(f"no implementation {impl!r} of part {p!r}")
         self.mhc = MhcConsts(rms_eps=cfg.rms_norm_eps, norm_eps=cfg.rms_norm_eps, hc_eps=cfg.hc_eps,
                              sinkhorn_iters=cfg.hc_sinkhorn_iters)
         self.inv_freq = [rope_inv_freq(cfg, i).to(self.device) for i in range(cfg.num_layers)]
+        self.engram, self.engram_w = None, {}
+        if cfg.engram_layers: self._setup_engram(engram, engram_token_map)
 
     def part(self, name: str): return IMPLS[name][self.parts[name]]
 
@@ -788,6 +803,61 @@ class Engine:
             self._stacked[key] = torch.stack([self.W(f"{p}experts.{e}.{name}.weight").float() for e in range(E)])
         return self._stacked[key]
 
+    # ---- V4.1: Engram ----
+    def _setup_engram(self, engram: EngramConfig | None, token_map: torch.Tensor | None):
+        """The Engram layers' hash parameters (one `EngramHashParams` per layer), the token -> compressed id map and
+        each layer's table (FP8 rows + UE8M0 scales; float rows are quantized here as the release stores them), wkv
+        and gate vectors in bf16 (exact for release weights: FP8 times powers of two, bf16 gates)."""
+        cfg, dev = self.cfg, self.device
+        e = engram if engram is not None else tiny_engram_config(cfg)
+        if tuple(e.layer_ids) != tuple(cfg.engram_layers):
+            raise InputError(f"engram: its layers {tuple(e.layer_ids)} are not the model's {tuple(cfg.engram_layers)}")
+        if cfg.generation != "v41": raise InputError("Engram layers need a V4.1 config")
+        if any(not 0 < i < cfg.num_layers for i in e.layer_ids):
+            raise InputError(f"Engram layers must lie in [1, {cfg.num_layers}), got {tuple(e.layer_ids)}: layer 0's "
+                             "streams are the broadcast embedding, where no Engram update runs")
+        if e.head_dim < 32 or e.head_dim & (e.head_dim - 1) or e.quant_block != 32:
+            raise InputError(f"engram: rows of a power of two >= 32 values, one scale per 32, got {e.head_dim} / {e.quant_block}")
+        self.engram = e
+        self.engram_map = engram_token_map(cfg, e, token_map, dev)
+        full = engram_hash_params(e, int(self.engram_map[e.pad_token_id]), dev)
+        H, hc = cfg.hidden_size, cfg.hc_mult
+        for k, i in enumerate(e.layer_ids):
+            p = f"layers.{i}.engram."
+            missing = [n for n in ("embed.weight", "wkv.weight", "q_weight", "k_weight") if p + n not in self.w]
+            if missing: raise InputError(f"Engram layer {i}: weights {[p + n for n in missing]} missing")
+            table, scales = self.w[p + "embed.weight"], self.w.get(p + "embed.scale")
+            if scales is None:
+                if not table.is_floating_point() or table.dtype == torch.float8_e4m3fn:
+                    raise InputError(f"{p}embed.weight: FP8 codes without their {p}embed.scale")
+                from deepinfer_sm80.model.weights import fp8_block_quantize
+                table, scales = (t.to(dev) for t in fp8_block_quantize(table.float().cpu(), (1, 32)))
+            need = int(full.offsets[k, -1] + full.primes[k, -1])          # the last (order, head) range's end
+            if tuple(table.shape) != (e.num_embeddings[k], e.head_dim) or e.num_embeddings[k] < need:
+                raise InputError(f"{p}embed.weight: expected [{e.num_embeddings[k]} >= {need}, {e.head_dim}], "
+                                 f"got {tuple(table.shape)}")
+            wkv = self.w[p + "wkv.weight"]
+            if tuple(wkv.shape) != ((hc + 1) * H, e.n_cols * e.head_dim):
+                raise InputError(f"{p}wkv.weight: expected {((hc + 1) * H, e.n_cols * e.head_dim)}, got {tuple(wkv.shape)}")
+            one = EngramHashParams(full.multipliers[k:k + 1], full.primes[k:k + 1], full.offsets[k:k + 1], full.pad_id,
+                                   full.n_heads, full.vocab)
+            self.engram_w[i] = (one, table, scales, wkv.bfloat16().contiguous(),
+                                self.W(p + "q_weight").bfloat16().contiguous(), self.W(p + "k_weight").bfloat16().contiguous())
+
+    def engram_history(self, cache: RequestCache) -> torch.Tensor:
+        "The request's last `max_ngram - 1` compressed ids (newest first, -1 before the prompt)."
+        depth, h = self.engram.max_ngram - 1, cache.engram_history
+        if h.numel() != depth:
+            if cache.n: raise InputError(f"this cache carries {h.numel()} Engram ids, the model looks back at {depth}")
+            h = cache.engram_history = torch.full((depth,), -1, dtype=torch.int32, device=self.device)
+        return h
+
+    def engram_layer(self, i: int, streams: torch.Tensor, cids, query_start, history) -> torch.Tensor:
+        "Layer i's Engram update of the streams [T, 4, H], between the previous layer's FFN post and this layer's attention site."
+        params, table, scales, wkv, qw, kw = self.engram_w[i]
+        return self.part("engram")(streams, cids, query_start, history, params, table, scales, wkv, qw, kw,
+                                   self.cfg.rms_norm_eps)
+
     # ---- mHC sites and the whole model ----
     def site(self, i: int, which: str, streams, sublayer, carried_pre, first: bool):
         "One mHC site on streams [T, 4, H]: gates, collapse (this site's pre, or the carried one when delayed), norm, sublayer, post."
@@ -832,10 +902,17 @@ class Engine:
         pos = torch.cat([s.pos for s in segs])
         streams = self.W("embed.weight").float()[ids][:, None].expand(-1, cfg.hc_mult, -1).contiguous()
         pre = None
+        if self.engram is not None:              # compressed ids, request starts and each request's carried ids
+            cids = self.engram_map[ids].contiguous()
+            qstart = torch.tensor([0] + [s.z for s in segs], dtype=torch.int32, device=self.device)
+            hist = torch.stack([self.engram_history(s.cache) for s in segs])
         for i in range(cfg.num_layers):
+            if i in self.engram_w: streams = self.engram_layer(i, streams, cids, qstart, hist)
             streams, pre = self.site(i, "attn", streams, lambda x: self.attention(i, x, segs, pos, trace), pre, i == 0)
             streams, pre = self.site(i, "ffn", streams, lambda x: self.moe(i, x, ids, trace), pre, False)
         for s in segs: s.cache.n += s.z - s.a
+        if self.engram is not None:
+            for s, h in zip(segs, engram_next_history(cids, qstart, hist)): s.cache.engram_history = h.clone()
         if last_only: streams, pre = streams[[s.z - 1 for s in segs]], pre[[s.z - 1 for s in segs]]
         if cfg.delayed_mhc:                      # V4.1 has no hyper head: the last site's pre collapses the streams
             hpre = pre
@@ -877,10 +954,13 @@ def same_choices(a: Trace, b: Trace) -> dict[str, list[int]]:
 
 
 # %% ../../nbs/06c_engine.ipynb #v41code01
-def v41_names_and_shapes(cfg: ModelConfig) -> dict[str, tuple]:
+def v41_names_and_shapes(cfg: ModelConfig, engram: EngramConfig | None = None) -> dict[str, tuple]:
     """Tensor names and shapes of a V4.1 model under the release's names: no hyper head; a Full layer's compressor
     has `wkv`, `norm` and (ratio 2) `wgate`, no positional bias; its indexer owns `wk` and `k_norm` (index keys come
-    from the compressed latent); Full and Reindex layers have the indexer query `wq_b` and `weights_proj`."""
+    from the compressed latent); Full and Reindex layers have the indexer query `wq_b` and `weights_proj`.
+    An Engram layer has its table `engram.embed.weight` [rows, head_dim], `engram.wkv.weight` [(hc + 1) H, cols x
+    head_dim] and the gate vectors `engram.q_weight` / `engram.k_weight` [hc, H], shaped by `engram` (by default
+    `tiny_engram_config(cfg)`)."""
     H, D, nh, n = cfg.hidden_size, cfg.head_dim, cfg.n_heads, cfg.hc_mult
     roles, hc = layer_roles(cfg), (n * n + 2 * n, n * H)
     out = {"embed.weight": (cfg.vocab_size, H), "head.weight": (cfg.vocab_size, H), "norm.weight": (H,)}
@@ -907,6 +987,12 @@ def v41_names_and_shapes(cfg: ModelConfig) -> dict[str, tuple]:
             out |= {f + f"experts.{e}.w1.weight": (I, H), f + f"experts.{e}.w3.weight": (I, H), f + f"experts.{e}.w2.weight": (H, I)}
         Is = I * cfg.n_shared_experts
         out |= {f + "shared_experts.w1.weight": (Is, H), f + "shared_experts.w3.weight": (Is, H), f + "shared_experts.w2.weight": (H, Is)}
+    if cfg.engram_layers:
+        e = engram if engram is not None else tiny_engram_config(cfg)
+        for k, i in enumerate(e.layer_ids):
+            p = f"layers.{i}.engram."
+            out |= {p + "embed.weight": (e.num_embeddings[k], e.head_dim), p + "wkv.weight": ((n + 1) * H, e.n_cols * e.head_dim),
+                    p + "q_weight": (n, H), p + "k_weight": (n, H)}
     return out
 
 
@@ -920,7 +1006,51 @@ def random_weights(shapes: dict[str, tuple], seed: int = 0) -> dict[str, torch.T
         if n.endswith(("attn_sink", "_base")): t = rnd(shape, 0.5)
         elif n.endswith("_scale"): t = 1 + rnd(shape, 0.3)
         elif n.endswith("gate.bias"): t = rnd(shape, 0.1)
-        elif "norm" in n: t = 1 + rnd(shape, 0.2)
+        elif "norm" in n or n.endswith(("q_weight", "k_weight")): t = 1 + rnd(shape, 0.2)
         else: t = rnd(shape, shape[-1] ** -0.5)
         out[n] = t.bfloat16().float()
     return out
+
+# %% ../../nbs/06c_engine.ipynb #engr0cd1
+def tiny_engram_config(cfg: ModelConfig, max_ngram: int = 4, n_heads: int = 2, head_dim: int = 32, vocab_size: int = 61,
+                       compressed_vocab: int | None = None, pad_token_id: int = 2) -> EngramConfig:
+    """An `EngramConfig` for a tiny model: `cfg`'s Engram layers, primes drawn above `vocab_size`, each layer's table
+    exactly the sum of its primes (its (order, head) ranges back to back), compressed ids in [0, vocab / 2)."""
+    e = EngramConfig(tuple(cfg.engram_layers), (), max_ngram, vocab_size, n_heads, head_dim, pad_token_id,
+                     compressed_vocab or max(2, cfg.vocab_size // 2))
+    return e._replace(num_embeddings=tuple(sum(r) for r in engram_primes(e)))
+
+
+def engram_token_map(cfg: ModelConfig, engram: EngramConfig, token_map: torch.Tensor | None = None,
+                     device="cpu") -> torch.Tensor:
+    """Token id -> compressed id, [vocab] int32: `token_map` (the release's, built from its tokenizer) checked, or
+    without one the stand-in for models without a tokenizer: token id modulo `engram.compressed_vocab`."""
+    if token_map is None:
+        return (torch.arange(cfg.vocab_size, device=device) % engram.compressed_vocab).int()
+    if token_map.dim() != 1 or token_map.numel() != cfg.vocab_size or token_map.is_floating_point():
+        raise InputError(f"engram_token_map: one integer per token id ({cfg.vocab_size}) expected, got "
+                         f"{tuple(token_map.shape)} {token_map.dtype}")
+    if int(token_map.min()) < 0 or int(token_map.max()) >= engram.compressed_vocab:
+        raise InputError(f"engram_token_map: compressed ids must lie in [0, {engram.compressed_vocab})")
+    return token_map.to(device=device, dtype=torch.int32).contiguous()
+
+
+@register_part("engram", "ref")
+def engram_ref(streams, cids, query_start, history, params: EngramHashParams, table, scales, wkv, q_weight, k_weight,
+               eps: float) -> torch.Tensor:
+    """One Engram layer by the references: row ids [T, cols] of each token's n-grams, their decoded rows, the fp32
+    projection [T, (4 + 1) H] (4 keys, then the value) and the gated update of the fp32 streams [T, 4, H]."""
+    rows = engram_lookup_ref(engram_hash_ref(cids, query_start, history, params)[:, 0], table, scales)
+    kv = engram_kv_ref(rows.float(), wkv.float())
+    return engram_update_ref(streams, kv, q_weight, k_weight, eps, dtype=torch.float32)
+
+
+@register_part("engram", "kernel")
+def engram_kernel(streams, cids, query_start, history, params: EngramHashParams, table, scales, wkv, q_weight, k_weight,
+                  eps: float) -> torch.Tensor:
+    """One Engram layer by the kernels: `engram_hash`, `engram_lookup` (device or pinned host table), a bf16
+    projection, `engram_update` on the streams rounded to bf16 (returned as fp32)."""
+    rows = engram_lookup(engram_hash(cids, query_start, history, params, validate=False)[:, 0], table, scales,
+                         validate=False)                  # the engine built and checked the inputs: no device reads
+    kv = (rows.flatten(1) @ wkv.bfloat16().t()).contiguous()
+    return engram_update(streams.bfloat16().contiguous(), kv, q_weight.bfloat16(), k_weight.bfloat16(), eps).float()

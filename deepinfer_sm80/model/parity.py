@@ -129,13 +129,15 @@ def kernel_support(cfg: ModelConfig) -> dict[str, str | None]:
     "Per part: None when its kernel takes this model's shapes, else why not."
     H, I = cfg.hidden_size, cfg.moe_inter
     g = math.gcd(H, I)
-    return dict(
+    out = dict(
         topk=None,
         moe_experts=None if (g & -g) >= 32 else f"hidden {H} and expert width {I} share no power-of-two tile >= 32",
         mhc_gates=None if H % 64 == 0 else f"hidden {H} is not a multiple of 64",
         attention=None if (cfg.head_dim == HEAD_DIM and cfg.n_heads in SUPPORTED_HEADS and cfg.rope_dim == 64) else
                   f"sparse MLA takes head dim {HEAD_DIM} (448 FP8 + 64 RoPE dims) and {SUPPORTED_HEADS} heads; this "
                   f"model has {cfg.n_heads} heads of {cfg.head_dim} with {cfg.rope_dim} RoPE dims")
+    if cfg.engram_layers: out["engram"] = None  # hash, lookup and update take any V4.1 shapes (the engine checks its tables)
+    return out
 
 
 def kernel_parts(cfg: ModelConfig) -> dict[str, str]:
