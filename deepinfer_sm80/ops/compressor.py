@@ -934,7 +934,7 @@ def _compressor_case(ctx, ratio, R, T, config=None):
         st.n_tokens.fill_(n0)
         compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=cfg,
                             plan=compress_plan(spec, new, carried, ctx.device))
-    tp = ctx.time([planned])
+    tp = ctx.time([planned], graph=False)            # eager, as the wrapper: its host work is what is timed
     st.n_tokens.fill_(n0); out = compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=cfg)
     eoff = torch.searchsorted(out.req, torch.arange(R, device=ctx.device))           # the wrapper's plan, kept
     most = int(torch.bincount(out.req, minlength=R).max())
