@@ -19,7 +19,7 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
-           'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
+           'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
            'MOE_DECODE_SPLIT_N64', 'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
            'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
            'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
@@ -362,6 +362,8 @@ MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4,
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
 MOE_PREFILL = MoEConfig(64, MoEGemmTile(128, 64, 8, 3), MoEGemmTile(128, 64, 8, 3))
+# one wave at T = 1 (432 gate/up and 480 down programs, 4 a SM by registers), deeper pipelines: 5 stages of 4 KB ahead
+MOE_DECODE_DEEP = MoEConfig(16, MoEGemmTile(32, 128, 4, 6), MoEGemmTile(64, 128, 4, 5))
 # split-K decode variants (v3): more programs and shorter K loops at T = 1..64, 4 KB-per-stage tiles (fewer registers)
 MOE_DECODE_SPLIT = MoEConfig(16, MoEGemmTile(32, 128, 4, 4), MoEGemmTile(32, 128, 4, 4), kernel="v3", split_up=2)
 MOE_DECODE_SPLIT4 = MOE_DECODE_SPLIT._replace(split_up=4, split_down=2)
@@ -377,7 +379,7 @@ MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(16, 256, 4, 3), down=MoEGemmTile(16, 256, 4, 3)),
                    MOE_DECODE._replace(gate_up=MoEGemmTile(32, 256, 2, 3), down=MoEGemmTile(64, 256, 4, 2)),
                    MOE_DECODE_SPLIT, MOE_DECODE_SPLIT4, MOE_DECODE_SPLIT_WIDE, MOE_DECODE_SPLIT_DEEP,
-                   MOE_DECODE_SPLIT_N64)
+                   MOE_DECODE_SPLIT_N64, MOE_DECODE_DEEP)
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
