@@ -574,26 +574,37 @@ class CompressPlan(NamedTuple):
     most: int                 # the most one request closes (grid axis 0)
     max_query_len: int        # the longest chunk
     max_tokens: int           # the largest token count after the call (RoPE table rows, block-table columns)
-    meta: torch.Tensor        # [2R + 1] int64 on the device: entry offsets, then the chunks' token offsets
+    meta: torch.Tensor        # [3R + 1] int64 on the device: entry offsets, the chunks' token offsets, state rows
 
     @property
     def eoff(self) -> torch.Tensor: return self.meta[:len(self.new_tokens)]
     @property
-    def query_start_loc(self) -> torch.Tensor: return self.meta[len(self.new_tokens):]
+    def query_start_loc(self) -> torch.Tensor:
+        "[R + 1] int64: the chunks' token offsets, for the call's `query_start_loc`."
+        R = len(self.new_tokens); return self.meta[R:2 * R + 1]
+    @property
+    def req_ids(self) -> torch.Tensor:
+        "[R] int64: the state rows given to `compress_plan` (zeros if none were), for the call's `req_ids`."
+        R = len(self.new_tokens); return self.meta[2 * R + 1:]
 
 
-def compress_plan(spec: CompressorSpec, new_tokens, carried, device=None) -> CompressPlan:
+def compress_plan(spec: CompressorSpec, new_tokens, carried, device=None, rows=None) -> CompressPlan:
     """The host plan of one `compress_and_insert` call: `new_tokens[b]` tokens of request b after the `carried[b]`
-    its state row holds. One small int64 tensor goes to `device` (pinned, non-blocking on CUDA); no sync."""
+    its state row holds. One small int64 tensor goes to `device` (pinned, non-blocking on CUDA); no sync. It
+    also carries the call's `query_start_loc` and, given the state `rows`, its `req_ids`, so that the caller
+    need not copy them separately."""
     if not isinstance(spec, CompressorSpec):
         raise InputError(f"spec: expected a CompressorSpec, got {spec!r}")
     new, old = tuple(int(n) for n in new_tokens), tuple(int(c) for c in carried)
     if len(new) != len(old) or any(n < 0 for n in new) or any(c < 0 for c in old):
         raise InputError(f"compress_plan: expected as many non-negative new and carried counts, got {new}, {old}")
+    ids = [0] * len(new) if rows is None else [int(r) for r in rows]
+    if len(ids) != len(new):
+        raise InputError(f"compress_plan: {len(ids)} state rows for {len(new)} requests")
     ends = [c + n for c, n in zip(old, new)]
     ne = tuple(e // spec.ratio - c // spec.ratio for c, e in zip(old, ends))
     host = torch.tensor(list(itertools.accumulate(ne, initial=0))[:len(ne)] +
-                        list(itertools.accumulate(new, initial=0)), dtype=torch.int64)
+                        list(itertools.accumulate(new, initial=0)) + ids, dtype=torch.int64)
     dev = torch.device(device) if device is not None else host.device
     meta = host.pin_memory().to(dev, non_blocking=True) if dev.type == "cuda" else host.to(dev)
     return CompressPlan(spec, new, old, ne, sum(ne), max(ne, default=0), max(new, default=0), max(ends, default=0),
@@ -606,7 +617,7 @@ def _check_plan(plan, spec, cfg, kv, R, cos_sin, block_table, block_size):
         raise InputError(f"plan: expected a CompressPlan of {spec} (compress_plan), got {getattr(plan, 'spec', plan)!r}")
     if not cfg.block_e:
         raise InputError("plan: a host plan drives the rows kernel (a config with block_e > 0), not COMPRESS_V1")
-    if len(plan.new_tokens) != R or plan.meta.numel() != 2 * R + 1:
+    if len(plan.new_tokens) != R or plan.meta.numel() != 3 * R + 1:
         raise InputError(f"plan: made for {len(plan.new_tokens)} requests, the call has {R}")
     if sum(plan.new_tokens) > kv.shape[0]:
         raise InputError(f"plan: {sum(plan.new_tokens)} new tokens, kv has {kv.shape[0]} rows")
