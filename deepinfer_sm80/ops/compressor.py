@@ -806,6 +806,7 @@ def insert_indexer_keys(
     idx_cache: torch.Tensor,             # [blocks, block_size * 132] uint8 indexer key cache
     block_table: torch.Tensor,           # [R, max_blocks] int32
     block_size: int,
+    max_entry: int | None = None,        # the largest entry id, if known on the host (a plan's): no sync
 ) -> torch.Tensor:
     "V4.1's index keys: RMSNorm, RoPE at entry * ratio, 132-byte record at the entry's slot. In place."
     E = entries.entry.numel()
@@ -815,7 +816,7 @@ def insert_indexer_keys(
     check_tensor("block_table", block_table, dtype=torch.int32, ndim=2)
     backend = select_backend(k_pre, norm_weight, cos_sin, idx_cache, block_table, entries.entry)
     if backend != "record" and E:
-        _check_rope_table(cos_sin, int(entries.entry.max()) * ratio + 1)
+        _check_rope_table(cos_sin, (int(entries.entry.max()) if max_entry is None else max_entry) * ratio + 1)
     if backend == "torch":
         keys = indexer_key_ref(k_pre, norm_weight, eps, entries.entry * ratio, cos_sin)
         return insert_indexer_keys_ref(keys, entries, idx_cache, block_table, block_size)
