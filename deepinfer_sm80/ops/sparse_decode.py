@@ -365,18 +365,49 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
             cnt = counter_ptr + t * tl.num_programs(2) + tl.program_id(2)
             if tl.atomic_add(cnt, 1, sem="acq_rel", scope="gpu") == n_splits - 1:
                 tl.store(cnt, 0)        # all splits have arrived: reset for the next call (and graph replay)
-                h0 = tl.program_id(2) * BLOCK_H
-                for hh in range(h0, tl.minimum(h0 + BLOCK_H, H)):
-                    for c0 in range(0, D, RD):
-                        _merge_splits(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, hh, c0 + tl.arange(0, RD), H,
-                                      n_splits, S_BLOCK, RD, D, DOT_F32, FLOOR)
+                _merge_head_block(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, tl.program_id(2) * BLOCK_H, H,
+                                  n_splits, BLOCK_H, S_BLOCK, RD, D, DOT_F32, FLOOR)
+
+
+@triton.jit
+def _merge_load(part_o_ptr, part_ml_ptr, t, h, d, H, n_splits, s0, S_BLOCK: tl.constexpr, D: tl.constexpr):
+    """Splits s0..s0+S_BLOCK of token t, head h, columns d: their (max, sum) and partial outputs. The loads bypass L1
+    (`.cg`): in the fused launch other programs wrote the partials."""
+    s = s0 + tl.arange(0, S_BLOCK)
+    live = s < n_splits
+    prow = (t * n_splits + s) * H + h
+    ms = tl.load(part_ml_ptr + prow * 2, mask=live, other=-1.0e30, cache_modifier=".cg")
+    ls = tl.load(part_ml_ptr + prow * 2 + 1, mask=live, other=0.0, cache_modifier=".cg")
+    os = tl.load(part_o_ptr + prow[:, None] * D + d[None, :], mask=live[:, None], other=0.0, cache_modifier=".cg")
+    return ms, ls, os
+
+
+@triton.jit
+def _merge_step(m, l, acc, ms, ls, os):
+    "Fold one tile of splits into the running (max, sum, output) of a (token, head, columns)."
+    m_new = tl.maximum(m, tl.max(ms, 0))
+    w = ls * tl.exp2(ms - m_new)                 # each split's share of the softmax sum
+    a = tl.exp2(m - m_new)
+    l = l * a + tl.sum(w, 0)
+    acc = acc * a + tl.sum(os.to(tl.float32) * w[:, None], 0)
+    return m_new, l, acc
+
+
+@triton.jit
+def _merge_store(m, l, acc, sink_ptr, out_ptr, t, h, d, H, D: tl.constexpr, EMULATE_RNE: tl.constexpr):
+    "Fold in the sink of head h and write the merged columns d."
+    sink = tl.load(sink_ptr + h) * 1.4426950408889634
+    m_f = tl.maximum(m, sink)
+    alpha = tl.exp2(m - m_f)
+    l_f = l * alpha + tl.exp2(sink - m_f)
+    o = acc * tl.where(l_f == 0, 0.0, alpha / l_f)      # a NaN sum (NaN in q, K or sink) stays NaN
+    tl.store(out_ptr + (t * H + h) * D + d, to_bf16(o, EMULATE_RNE))
 
 
 @triton.jit
 def _merge_splits(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, h, d, H, n_splits, S_BLOCK: tl.constexpr,
                   RD: tl.constexpr, D: tl.constexpr, EMULATE_RNE: tl.constexpr, FLOOR: tl.constexpr):
-    """Merge the splits of token t, head h, columns d (RD of them) into the output: all splits' partials at once,
-    S_BLOCK at a time. The loads bypass L1 (`.cg`): in the fused launch other programs wrote the partials."""
+    "Merge the splits of token t, head h, columns d (RD of them) into the output: all splits at once, S_BLOCK at a time."
     if FLOOR:               # the floor: add up the splits' checksums
         tot = tl.zeros([S_BLOCK], tl.int32)
         for s0 in range(0, n_splits, S_BLOCK):
@@ -389,25 +420,34 @@ def _merge_splits(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, h, d, H, n_spli
         l = 0.0
         acc = tl.zeros([RD], tl.float32)
         for s0 in range(0, n_splits, S_BLOCK):
-            s = s0 + tl.arange(0, S_BLOCK)
-            live = s < n_splits
-            prow = (t * n_splits + s) * H + h
-            ms = tl.load(part_ml_ptr + prow * 2, mask=live, other=-1.0e30, cache_modifier=".cg")
-            ls = tl.load(part_ml_ptr + prow * 2 + 1, mask=live, other=0.0, cache_modifier=".cg")
-            os = tl.load(part_o_ptr + prow[:, None] * D + d[None, :], mask=live[:, None], other=0.0,
-                         cache_modifier=".cg").to(tl.float32)
-            m_new = tl.maximum(m, tl.max(ms, 0))
-            w = ls * tl.exp2(ms - m_new)                 # each split's share of the softmax sum
-            a = tl.exp2(m - m_new)
-            l = l * a + tl.sum(w, 0)
-            acc = acc * a + tl.sum(os * w[:, None], 0)
-            m = m_new
-        sink = tl.load(sink_ptr + h) * 1.4426950408889634
-        m_f = tl.maximum(m, sink)
-        alpha = tl.exp2(m - m_f)
-        l_f = l * alpha + tl.exp2(sink - m_f)
-        o = acc * tl.where(l_f == 0, 0.0, alpha / l_f)      # a NaN sum (NaN in q, K or sink) stays NaN
-        tl.store(out_ptr + (t * H + h) * D + d, to_bf16(o, EMULATE_RNE))
+            ms, ls, os = _merge_load(part_o_ptr, part_ml_ptr, t, h, d, H, n_splits, s0, S_BLOCK, D)
+            m, l, acc = _merge_step(m, l, acc, ms, ls, os)
+        _merge_store(m, l, acc, sink_ptr, out_ptr, t, h, d, H, D, EMULATE_RNE)
+
+
+@triton.jit
+def _merge_head_block(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, h0, H, n_splits, BLOCK_H: tl.constexpr,
+                      S_BLOCK: tl.constexpr, RD: tl.constexpr, D: tl.constexpr, EMULATE_RNE: tl.constexpr,
+                      FLOOR: tl.constexpr):
+    """The fused launch's merge of heads h0..h0+BLOCK_H by one program: (head, column block) after another, each
+    with `_merge_splits`' own steps (the same results). With all splits in one tile (n_splits <= S_BLOCK, i.e. up to
+    64 splits) the next tile's loads are issued before this one's math, so two tiles are in flight."""
+    NC: tl.constexpr = D // RD
+    n_jobs = tl.minimum(BLOCK_H, H - h0) * NC
+    d = tl.arange(0, RD)
+    if FLOOR or n_splits > S_BLOCK:
+        for j in range(0, n_jobs):
+            _merge_splits(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, t, h0 + j // NC, (j % NC) * RD + d, H,
+                          n_splits, S_BLOCK, RD, D, EMULATE_RNE, FLOOR)
+    else:
+        ms, ls, os = _merge_load(part_o_ptr, part_ml_ptr, t, h0, d, H, n_splits, 0, S_BLOCK, D)
+        for j in range(0, n_jobs):
+            jn = tl.minimum(j + 1, n_jobs - 1)          # the last job reloads its own tile (harmless)
+            n_ms, n_ls, n_os = _merge_load(part_o_ptr, part_ml_ptr, t, h0 + jn // NC, (jn % NC) * RD + d, H,
+                                           n_splits, 0, S_BLOCK, D)
+            m, l, acc = _merge_step(-1.0e30, 0.0, tl.zeros([RD], tl.float32), ms, ls, os)
+            _merge_store(m, l, acc, sink_ptr, out_ptr, t, h0 + j // NC, (j % NC) * RD + d, H, D, EMULATE_RNE)
+            ms, ls, os = n_ms, n_ls, n_os
 
 
 @triton.jit
