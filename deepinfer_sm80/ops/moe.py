@@ -678,8 +678,9 @@ def _moe_swiglu_kernel(part_ptr, offsets_ptr, counts_ptr, h_ptr, I, R, E, limit,
     g = tl.load(src, mask=m, other=0.0)
     u = tl.load(src + I, mask=m, other=0.0)
     for s in tl.static_range(1, SPLIT):
-        g += tl.load(src + s * R * 2 * I, mask=m, other=0.0)
-        u += tl.load(src + s * R * 2 * I + I, mask=m, other=0.0)
+        off = (R * s).to(tl.int64) * (2 * I)
+        g += tl.load(src + off, mask=m, other=0.0)
+        u += tl.load(src + off + I, mask=m, other=0.0)
     g = tl.minimum(g, limit)
     u = tl.minimum(tl.maximum(u, -limit), limit)
     h = g / (1.0 + tl.exp(-g)) * u
