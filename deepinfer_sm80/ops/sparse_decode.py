@@ -502,7 +502,8 @@ def decode_counters(device: torch.device, n: int) -> torch.Tensor:
     zeroed once, when allocated (in power-of-two size classes of at least 1024), and every fused launch leaves them
     at 0, so calls and CUDA-graph replays start clean; the buffer is never reallocated during a graph capture
     (InputError: run the call once before capturing it). One buffer per device: fused decode calls on one device
-    must be ordered (one stream, or one graph), not run concurrently on two streams."""
+    must be ordered (one stream, or one graph), not run concurrently on two streams. A launch that fails midway can
+    leave counts behind: zero the buffer (`decode_counters(device, 1).zero_()`) before the next fused call."""
     key = torch.device(device)
     buf = _COUNTERS.get(key)
     if buf is None or buf.numel() < n:
