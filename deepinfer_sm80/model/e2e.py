@@ -14,6 +14,7 @@ import torch
 from ..core import InputError, benchmark
 from .config import ModelConfig
 from .engine import Engine, RequestCache, v41_names_and_shapes
+from ..ops.engram import EngramConfig, engram_primes
 from .parity import kernel_parts
 from .roles import FULL, layer_roles
 from .runtime import PagedCaches
@@ -23,18 +24,20 @@ from ..ops.kv_cache import KV
 from ..ops.moe import MoEExperts
 
 # %% auto #0
-__all__ = ['E2E_STACK', 'layer_stack', 'e2e_config', 'e2e_memory', 'e2e_weights', 'install_packed_experts', 'prefill_flops',
-           'decode_bytes', 'prefill_first_token', 'PartTimer', 'run_e2e', 'decode_parts', 'plot_e2e']
+__all__ = ['E2E_STACK', 'E2E_ENGRAM', 'layer_stack', 'e2e_config', 'e2e_engram', 'e2e_memory', 'e2e_weights',
+           'install_packed_experts', 'prefill_flops', 'decode_bytes', 'prefill_first_token', 'PartTimer', 'run_e2e',
+           'decode_parts', 'plot_e2e']
 
 # %% ../../nbs/06f_e2e.ipynb #c6c9450f
 E2E_STACK = ("window", "full:2", "reuse", "full:1", "reindex", "reuse")
+E2E_ENGRAM = (1,)               # the release's first Engram layer
 
 
-def layer_stack(base: ModelConfig, stack=E2E_STACK) -> ModelConfig:
+def layer_stack(base: ModelConfig, stack=E2E_STACK, engram=()) -> ModelConfig:
     """`base`'s layer shapes with a short stack of V4.1 layers, one role per entry: 'window', 'full:<ratio>' (its own
     compressor and indexer), 'reindex' (its own indexer query over the last Full layer's keys) or 'reuse' (the last
     scoring layer's top-k). The first ratio-1 Full layer publishes the candidate pool, as in the release, so a
-    Reindex layer after it selects within the pool. No Engram layers (the engine has none yet)."""
+    Reindex layer after it selects within the pool. `engram`: the layers with an Engram update before their attention."""
     ratios, kv, ix = [], [], []
     for i, role in enumerate(stack):
         kind, _, r = role.partition(":")
@@ -51,37 +54,67 @@ def layer_stack(base: ModelConfig, stack=E2E_STACK) -> ModelConfig:
             raise InputError(f"layer {i}: unknown role {role!r} (window, full:1, full:2, reindex, reuse)")
     pool = next((i for i in kv if ratios[i] == 1), None)
     return replace(base, num_layers=len(stack), compress_ratios=ratios, kv_source_layers=kv, index_source_layers=ix,
-                   candidate_source_layer=pool, engram_layers=[])
+                   candidate_source_layer=pool, engram_layers=list(engram))
 
 
-def e2e_config(stack=E2E_STACK) -> ModelConfig:
-    "The bundled V4.1-Flash config's shapes (hidden 5120, 64 heads of 512, 384 experts top-6) on `layer_stack`."
-    return layer_stack(ModelConfig.bundled("deepseek_v41_flash"), stack)
+def e2e_config(stack=E2E_STACK, engram=E2E_ENGRAM) -> ModelConfig:
+    """The bundled V4.1-Flash config's shapes (hidden 5120, 64 heads of 512, 384 experts top-6) on `layer_stack`, with
+    Engram at layer 1 as in the release."""
+    return layer_stack(ModelConfig.bundled("deepseek_v41_flash"), stack, engram)
+
+
+def e2e_engram(cfg: ModelConfig, vocab_size: int = 1 << 19) -> EngramConfig | None:
+    """The release's Engram shapes (n-gram orders 2-4 x 8 heads, rows of 256 FP8 values, its compressed vocabulary) on
+    `cfg`'s Engram layers, with primes drawn above `vocab_size` instead of 16M: each table has the sum of its 24
+    primes as rows (about 12.6M, 3.3 GB with scales, against 384M rows in the release), so it fits in pinned host memory
+    beside the benchmark. A lookup reads 24 rows per token either way. None without Engram layers."""
+    if not cfg.engram_layers: return None
+    e = EngramConfig.bundled()._replace(layer_ids=tuple(cfg.engram_layers), vocab_size=vocab_size)
+    return e._replace(num_embeddings=tuple(sum(r) for r in engram_primes(e)))
 
 
 def _is_routed(name: str) -> bool: return bool(FP4_WEIGHTS.search(name))
 
 
+def _is_table(name: str) -> bool: return name.endswith(".engram.embed.weight")
+
+
 def e2e_memory(cfg: ModelConfig) -> int:
-    """Bytes of weights as the benchmark holds them: dense tensors fp32 (the engine computes in fp32, so it reads
-    them without a conversion per call), routed experts MXFP4 (codes + one scale byte per 32 values)."""
-    dense = sum(math.prod(s) * 4 for n, s in v41_names_and_shapes(cfg).items() if not _is_routed(n))
+    """Bytes of GPU memory the weights take as the benchmark holds them: dense tensors fp32 (the engine computes in
+    fp32, so it reads them without a conversion per call), routed experts MXFP4 (codes + one scale byte per 32
+    values). Engram tables stay in pinned host memory and are not counted."""
+    dense = sum(math.prod(s) * 4 for n, s in v41_names_and_shapes(cfg, e2e_engram(cfg)).items()
+                if not _is_routed(n) and not _is_table(n))
     H, I, E = cfg.hidden_size, cfg.moe_inter, cfg.n_routed_experts
     return dense + cfg.num_layers * E * 3 * H * I * 17 // 32
 
 
 # %% ../../nbs/06f_e2e.ipynb #c34103a3
-def e2e_weights(cfg: ModelConfig, device, seed: int = 0) -> tuple[dict[str, torch.Tensor], dict[int, MoEExperts]]:
+def e2e_weights(cfg: ModelConfig, device, seed: int = 0,
+                engram: EngramConfig | None = None) -> tuple[dict[str, torch.Tensor], dict[int, MoEExperts]]:
     """Random weights made on `device`: dense tensors fp32 with `engine.random_weights`' scales (matrices
     N(0, 1/fan_in), norms and mHC scales near 1, non-zero sinks, mHC and routing biases), and per layer random MXFP4
     routed experts (uniform E2M1 codes, RMS 2.93, times the power of two nearest to bring it to 1/sqrt(fan_in)).
-    Quantizing 27 GB of bf16 experts per layer is not needed to time them."""
+    Quantizing 27 GB of bf16 experts per layer is not needed to time them. Engram layers (shapes from `engram`,
+    default `e2e_engram(cfg)`): the table as FP8 codes (finite, random signs) with UE8M0 scales in pinned host
+    memory (on a GPU device; plain host memory on the CPU), gate vectors near 1."""
     g = torch.Generator(device=device).manual_seed(seed)
     rnd = lambda shape, s=1.0: torch.randn(shape, generator=g, device=device) * s
-    W = {}
-    for n, shape in v41_names_and_shapes(cfg).items():
+    W, engram = {}, engram or e2e_engram(cfg)
+    pin = torch.device(device).type == "cuda"
+    for n, shape in v41_names_and_shapes(cfg, engram).items():
         if _is_routed(n): continue
-        if n.endswith(("attn_sink", "_base")): W[n] = rnd(shape, 0.5)
+        if _is_table(n):                         # E4M3 codes 0..126 (no NaN), either sign; rows near RMS 1
+            t = torch.empty(shape, dtype=torch.uint8, pin_memory=pin)
+            for a in range(0, shape[0], 1 << 22):
+                m = min(shape[0] - a, 1 << 22)
+                c = torch.randint(0, 127, (m, shape[1]), dtype=torch.uint8, device=device, generator=g)
+                t[a:a + m].copy_(c | (torch.randint(0, 2, c.shape, dtype=torch.uint8, device=device, generator=g) << 7))
+            W[n] = t
+            W[n[:-len("weight")] + "scale"] = torch.full((shape[0], shape[1] // 32), 127 - 7, dtype=torch.uint8).pin_memory() \
+                if pin else torch.full((shape[0], shape[1] // 32), 127 - 7, dtype=torch.uint8)
+        elif n.endswith(("q_weight", "k_weight")): W[n] = 1 + rnd(shape, 0.2)
+        elif n.endswith(("attn_sink", "_base")): W[n] = rnd(shape, 0.5)
         elif n.endswith("_scale"): W[n] = 1 + rnd(shape, 0.3)
         elif n.endswith("gate.bias"): W[n] = rnd(shape, 0.1)
         elif "norm" in n: W[n] = 1 + rnd(shape, 0.2)
@@ -206,13 +239,15 @@ class PartTimer:
     METHODS = {"attention": ("attention sublayer", None), "select_v41": ("selection (V4.1 roles)", "attention sublayer"),
                "compress_v41": ("compressor + index keys", "selection (V4.1 roles)"), "moe": ("MoE sublayer", None),
                "compress_v41_batch": ("compressor + index keys", "selection (V4.1 roles)"),       # once per step
+               "engram_layer": ("Engram", None),
                "select_decode": ("selection (V4.1 roles)", "attention sublayer"),      # the batched decode's
                "index_scores_decode": ("index scores", "selection (V4.1 roles)"),
                "decode_core": ("sparse attention core", "attention sublayer")}
     PARTS = {"attention": ("sparse attention core", "attention sublayer"),
              "indexer_scores": ("index scores", "selection (V4.1 roles)"), "topk": ("top-k", "selection (V4.1 roles)"),
              "moe_experts": ("routed experts", "MoE sublayer"), "mhc_gates": ("mHC gates", None),
-             "compressor": ("compressor pooling", "compressor + index keys")}
+             "compressor": ("compressor pooling", "compressor + index keys"),
+             "engram": ("Engram hash, lookup and update", "Engram")}
 
     def __init__(self, engine: Engine):
         self.engine, self.cuda = engine, engine.device.type == "cuda"
@@ -257,26 +292,27 @@ def _k(n: int) -> str: return f"{n // 1024}K" if n % 1024 == 0 else str(n)
 
 def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int | None = None, streams=(1, 12),
             chunk: int = 512, ref_prefill_max: int = 16384, part_steps: int = 3, seed: int = 0,
-            kernels: dict[str, str] | None = None, paged: bool | None = None):
+            kernels: dict[str, str] | None = None, paged: bool | None = None, engram_vocab: int = 1 << 19):
     """The end-to-end benchmark (see the prose): `cfg` defaults to `e2e_config()`, prompts to 16K and 64K (2K and 8K
     with `ctx.quick`), the short TTFT prompt to 1K; decode runs on copies of the first prompt's cache. Each row:
     the kernels' time, the references' time as the baseline where run, and the roofline fraction. `kernels`: the
     parts of the kernels engine (default: every kernel that takes `cfg`'s shapes; the routed experts always).
     `paged` (default: wherever the model's heads fit the 584-byte records): the kernels engine keeps its caches in
     `PagedCaches` (FP8 records, `compress_and_insert` with bf16 latents, paged index keys, decode in place); the
-    references keep theirs unpaged in fp32."""
+    references keep theirs unpaged in fp32. Engram layers get `e2e_engram(cfg, engram_vocab)`'s tables."""
     cfg = cfg or e2e_config()
     dev = ctx.device
     prompts = prompts or ((2048, 8192) if ctx.quick else (16384, 65536))
     ttft_prompt = ttft_prompt or min(1024, prompts[0])
     steps = 64                                                     # room for the decode steps timed on each cache
-    W, experts = e2e_weights(cfg, dev, seed)
+    engram = e2e_engram(cfg, engram_vocab)
+    W, experts = e2e_weights(cfg, dev, seed, engram)
     impls = {"kernels": (kernel_parts(cfg) if kernels is None else kernels) | {"moe_experts": "kernel"},
              "references": {"moe_experts": "kernel"}}
     if paged is None: paged = (cfg.head_dim, cfg.rope_dim) == (KV.head_dim, KV.rope_dim)
     engines = {}
     for name, parts in impls.items():
-        engines[name] = Engine(cfg, W, parts=parts, device=dev, bf16_latents=paged and name == "kernels")
+        engines[name] = Engine(cfg, W, parts=parts, device=dev, bf16_latents=paged and name == "kernels", engram=engram)
         install_packed_experts(engines[name], experts)
     pools = (PagedCaches.sized_for(cfg, max(streams) + 2, max(prompts) + steps, device=dev, compressor=True,
                                    decode_in_place=engines["kernels"].parts["attention"] == "kernel") if paged else None)
@@ -285,7 +321,9 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
     note = dict(layers=" ".join(cfg.roles), kernel_parts=",".join(sorted(impls["kernels"])),
                 reference_parts="every part on its PyTorch reference except the routed experts (kernel in both: the "
                                 "reference needs dense experts, 27 GB of bf16 per layer)",
-                engram="not included: the engine has no Engram layers yet",
+                engram=(f"layers {list(cfg.engram_layers)}: {engram.num_embeddings[0] / 1e6:.1f}M-row FP8 table per layer in "
+                        f"{'pinned host' if dev.type == 'cuda' else 'host'} memory (the release: 384M rows), 24 lookups "
+                        "of 256 values per token" if engram else "none"),
                 kernel_caches=("paged FP8 records (584-byte KV, 132-byte index keys), compress_and_insert with bf16 latents, "
                                "decode in place" if paged else "unpaged fp32 tensors"))
     gen = torch.Generator().manual_seed(seed + 1)
@@ -351,7 +389,7 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
                 for _ in range(part_steps): step("kernels")
         tot = pt.totals()
         whole = tot["step"][0] / part_steps
-        named = sum(tot.get(l, (0.0, 0))[0] for l in ("attention sublayer", "MoE sublayer", "mHC gates")) / part_steps
+        named = sum(tot.get(l, (0.0, 0))[0] for l in ("attention sublayer", "MoE sublayer", "mHC gates", "Engram")) / part_steps
         parent = {l: p for l, p in list(PartTimer.METHODS.values()) + list(PartTimer.PARTS.values())}
         for label, (s, calls) in sorted(tot.items(), key=lambda kv: -kv[1][0]):
             ctx.row(case=f"decode B={B} step: {label}", time_s=s / part_steps, share=s / part_steps / whole,
