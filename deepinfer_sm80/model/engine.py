@@ -17,10 +17,10 @@ from .roles import FULL, SelectionBoard, layer_roles
 from ..ops.engram import (EngramConfig, EngramHashParams, engram_hash, engram_hash_params,
                                         engram_hash_ref, engram_kv_ref, engram_lookup, engram_lookup_ref,
                                         engram_next_history, engram_primes, engram_update, engram_update_ref)
-from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_insert, compress_ref,
+from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_insert, compress_plan, compress_ref,
                                            compressed_rows_ref,
                                            indexer_key_ref, insert_indexer_keys, rope_cos_sin_table)
-from ..ops.indexer import indexer_topk_decode
+from ..ops.indexer import gather_indexer_k_ref, indexer_topk_decode
 from ..ops.kv_cache import KV, quantize_and_insert_k_cache
 from ..ops.mhc import MhcConsts, mhc_gates_ref
 from ..ops.sparse_decode import sparse_attn_decode
@@ -608,8 +608,12 @@ class Engine:
                 sel = indexer_topk_decode(qi.bfloat16().contiguous(), (w * cfg.index_head_dim ** -0.5).contiguous(),
                                           lens, idx_cache, table, ibs, k).long()
             elif N:
-                keys = torch.zeros(B, N, cfg.index_head_dim, device=dev)
-                for b, s in enumerate(segs): keys[b, :n[b]] = s.cache.index_keys(kix, n[b]).float()
+                paged = self.paged_index_keys(kix, segs)
+                if paged is not None:            # every request's keys decoded from their records in one pass
+                    keys = gather_indexer_k_ref(paged[0], paged[1], N, paged[2], lens=n_t)
+                else:
+                    keys = torch.zeros(B, N, cfg.index_head_dim, device=dev)
+                    for b, s in enumerate(segs): keys[b, :n[b]] = s.cache.index_keys(kix, n[b]).float()
                 scores = self.index_scores_decode(qi, keys, w)
                 kk = min(k, N)
                 if pool is None:
@@ -686,13 +690,15 @@ class Engine:
                                lc.state.spec, self.W(c + "norm.weight"), cfg.rms_norm_eps)   # bf16 latents, not rotated
         else:                                    # the same entries, pooled, rotated and quantized into their pages
             state, row, k_cache, table, bs = pages
-            out = compress_and_insert(kv, score, qsl.int(), torch.tensor([row], dtype=torch.int32, device=x.device), state,
-                                      state.spec, self.W(c + "norm.weight").float().contiguous(), cfg.rms_norm_eps,
-                                      self.cos_sin(i, int(P[-1]) + 1), k_cache, table[None], bs,
-                                      max_query_len=x.shape[0])
+            n0, L = cache.n, x.shape[0]          # counts the host knows: the call plans without reading the device
+            plan = compress_plan(state.spec, [L], [n0], x.device, rows=[row])
+            out = compress_and_insert(kv, score, plan.query_start_loc, plan.req_ids, state, state.spec,
+                                      self.W(c + "norm.weight").float().contiguous(), cfg.rms_norm_eps,
+                                      self.cos_sin(i, n0 + L), k_cache, table[None], bs, plan=plan)
         E = out.entry.numel()
         if not E: return
-        cs = self.cos_sin(i, int(out.entry.max()) * ratio + 1)
+        last = int(out.entry.max()) if pages is None else (cache.n + x.shape[0]) // ratio - 1     # the newest entry
+        cs = self.cos_sin(i, last * ratio + 1)
         if pages is None: cache.put_entries(i, lc.n_comp, compressed_rows_ref(out, ratio, cs))
         k_pre = self.lin(out.latent, ix + "wk.weight").to(torch.bfloat16)    # a bf16 GEMM
         ipages = None if pages is None else cache.index_pages(i)
@@ -702,7 +708,7 @@ class Engine:
         else:                                    # normalized, rotated and quantized into 132-byte records
             idx_cache, idx_table, ibs = ipages
             insert_indexer_keys(k_pre.contiguous(), self.W(ix + "k_norm.weight").float().contiguous(), cfg.rms_norm_eps,
-                                out, ratio, cs, idx_cache, idx_table[None], ibs)
+                                out, ratio, cs, idx_cache, idx_table[None], ibs, max_entry=last)
         lc.n_comp += E
 
     def compress_v41_batch(self, i: int, caches: list[RequestCache], x: torch.Tensor) -> bool:
@@ -725,13 +731,13 @@ class Engine:
         state, _, k_cache, _, bs = p0
         B, dev, n = len(caches), x.device, [cc.n for cc in caches]       # positions known on the host
         cs = self.cos_sin(i, max(n) + 1)
+        plan = compress_plan(state.spec, [1] * B, n, dev, rows=[p[1] for p in pages])   # no device read in the call
         out = compress_and_insert(self.lin(x, c + "wkv.weight").contiguous(),
                                   self.lin(x, c + "wgate.weight").contiguous() if ratio > 1 else None,
-                                  torch.arange(B + 1, dtype=torch.int32, device=dev),
-                                  torch.tensor([p[1] for p in pages], dtype=torch.int32, device=dev), state, state.spec,
+                                  plan.query_start_loc, plan.req_ids, state, state.spec,
                                   self.W(c + "norm.weight").float().contiguous(), cfg.rms_norm_eps, cs, k_cache,
-                                  _stack_tables([p[3] for p in pages]), bs, max_query_len=1)
-        closed = [(m + 1) // ratio - m // ratio for m in n]          # entries each token closes (0 or 1), in request order
+                                  _stack_tables([p[3] for p in pages]), bs, plan=plan)
+        closed = list(plan.entries)              # entries each token closes (0 or 1), in request order
         if sum(closed):
             k_pre = self.lin(out.latent, ix + "wk.weight").to(torch.bfloat16)
             if i0 is None:
@@ -740,7 +746,8 @@ class Engine:
                     if k.shape[0]: cc.put_index_keys(i, cc.layers[i].n_comp, k)
             else:
                 insert_indexer_keys(k_pre.contiguous(), self.W(ix + "k_norm.weight").float().contiguous(), cfg.rms_norm_eps,
-                                    out, ratio, cs, i0[0], _stack_tables([p[1] for p in ipages]), i0[2])
+                                    out, ratio, cs, i0[0], _stack_tables([p[1] for p in ipages]), i0[2],
+                                    max_entry=(max(n) + 1) // ratio - 1)
         for cc, e in zip(caches, closed): cc.layers[i].n_comp += e
         return True
 
