@@ -37,6 +37,7 @@ class DecodeRule(NamedTuple):
     max_tokens: int
     tile: AttnTile
     waves: float        # split so that tokens x head blocks x splits ~ waves x SMs programs
+    fused_reduce: bool = False  # merge the splits in the decode launch (see `FUSED_REDUCE`)
 
 
 # per head count, tuned on the H200 in SM80 mode (`sparse_decode_tune`, `sparse_split_tune`)
@@ -44,7 +45,7 @@ DECODE_RULES = {8: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 16: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 **{H: (DecodeRule(2, AttnTile(32, 16, 4), 2.0), DecodeRule(8, AttnTile(32, 16, 4), 1.0),
                        DecodeRule(1 << 62, AttnTile(32, 16, 4), 2.0)) for H in (32, 64, 128)}}
-FUSED_REDUCE = False            # the default of `plan_decode(fused_reduce=...)`: merge the splits in the decode launch
+FUSED_REDUCE = False            # True: every plan merges its splits in the decode launch (else per rule, `DecodeRule`)
 DECODE_SMEM = 51 * 1024         # shared memory of one decode program, every tile of DECODE_RULES
 REDUCE_ELEMENTS = 8192          # reduction tile: splits (a power of two, <= 64) x columns
 
@@ -96,7 +97,7 @@ def plan_decode(q: torch.Tensor, swa_indices: torch.Tensor, compressed_indices: 
                 tile: AttnTile | None = None, waves: float | None = None, splits: int | None = None,
                 fused_reduce: bool | None = None) -> DecodePlan:
     """Plan `sparse_attn_decode` for these queries and index rows: the tile (default: `DECODE_RULES`), the splits and
-    where they merge (`fused_reduce`, default `FUSED_REDUCE`: in the decode launch, else in a second launch)."""
+    where they merge (`fused_reduce`; default: `FUSED_REDUCE` or the rule's: in the decode launch, else in a second)."""
     T, H = check_q(q)
     check_rows("swa_indices", swa_indices, T)
     if compressed_indices is not None:
@@ -115,7 +116,8 @@ def plan_decode(q: torch.Tensor, swa_indices: torch.Tensor, compressed_indices: 
         n_blocks = triton.cdiv(swa_indices.shape[1], BN) + (
             triton.cdiv(compressed_indices.shape[1], BN) if compressed_indices is not None else 0)
         splits = decode_splits(T, hb, n_blocks, sm_count(q.device), rule.waves if waves is None else waves)
-    return DecodePlan(tile, H, hb, splits, *_reduce_tile(splits), FUSED_REDUCE if fused_reduce is None else fused_reduce)
+    return DecodePlan(tile, H, hb, splits, *_reduce_tile(splits),
+                      (FUSED_REDUCE or rule.fused_reduce) if fused_reduce is None else fused_reduce)
 
 
 def check_plan(plan, H: int) -> DecodePlan:
