@@ -438,15 +438,25 @@ def _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD: tl.constexpr):
 
 
 @triton.jit
+def _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM: tl.constexpr, DIV: tl.constexpr, E_PAD: tl.constexpr):
+    """Row tile `row0` of the sorted pairs: its expert, the rows, which of them are real, and the entries of `sorted`
+    there divided by DIV (TOPK: the token of each pair; 1: the pair itself), as int64."""
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    rows = row0 + tl.arange(0, BM)
+    ok = rows < end
+    idx = tl.load(sorted_ptr + rows, mask=ok, other=0)
+    if DIV > 1:
+        idx = idx // DIV
+    return e, rows, ok, idx.to(tl.int64)
+
+
+@triton.jit
 def _moe_gate_up_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, E, limit,
                         TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                         E_PAD: tl.constexpr, UPCAST: tl.constexpr):
     row0 = tl.program_id(0) * BM
     if row0 >= tl.load(offsets_ptr + E): return
-    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
-    rows = row0 + tl.arange(0, BM)
-    ok = rows < end
-    tok = (tl.load(sorted_ptr + rows, mask=ok, other=0) // TOPK).to(tl.int64)
+    e, rows, ok, tok = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, TOPK, E_PAD)
     n = tl.program_id(1) * BN + tl.arange(0, BN)
     gate_rows = e.to(tl.int64) * 2 * I + n
     k = tl.arange(0, BK)
@@ -467,10 +477,7 @@ def _moe_down_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_p
                      BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, E_PAD: tl.constexpr, UPCAST: tl.constexpr):
     row0 = tl.program_id(0) * BM
     if row0 >= tl.load(offsets_ptr + E): return
-    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
-    rows = row0 + tl.arange(0, BM)
-    ok = rows < end
-    pair = tl.load(sorted_ptr + rows, mask=ok, other=0).to(tl.int64)
+    e, rows, ok, pair = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, 1, E_PAD)
     n = tl.program_id(1) * BN + tl.arange(0, BN)
     w_rows = e.to(tl.int64) * H + n
     k = tl.arange(0, BK)
@@ -581,10 +588,7 @@ def _moe_gate_up_v2_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_
                            TILE_2D: tl.constexpr):
     row0 = tl.program_id(1) * BM                                # N tiles fastest: a row tile's programs run together
     if row0 >= tl.load(offsets_ptr + E): return
-    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
-    rows = row0 + tl.arange(0, BM)
-    ok = rows < end
-    tok = (tl.load(sorted_ptr + rows, mask=ok, other=0) // TOPK).to(tl.int64)
+    e, rows, ok, tok = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, TOPK, E_PAD)
     n = tl.program_id(0) * BN + tl.arange(0, BN)
     gate_rows = e.to(tl.int64) * 2 * I + n
     k = tl.arange(0, BK)
@@ -611,10 +615,7 @@ def _moe_down_v2_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, 
                         UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr):
     row0 = tl.program_id(1) * BM
     if row0 >= tl.load(offsets_ptr + E): return
-    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
-    rows = row0 + tl.arange(0, BM)
-    ok = rows < end
-    pair = tl.load(sorted_ptr + rows, mask=ok, other=0).to(tl.int64)
+    e, rows, ok, pair = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, 1, E_PAD)
     n = tl.program_id(0) * BN + tl.arange(0, BN)
     w_rows = e.to(tl.int64) * H + n
     k = tl.arange(0, BK)
@@ -638,10 +639,7 @@ def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr,
     "v3: v2's gate/up tile over K slice `program_id(2)` of SPLIT; fp32 gate and up partials -> part `[SPLIT, R, 2I]`."
     row0 = tl.program_id(1) * BM
     if row0 >= tl.load(offsets_ptr + E): return
-    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
-    rows = row0 + tl.arange(0, BM)
-    ok = rows < end
-    tok = (tl.load(sorted_ptr + rows, mask=ok, other=0) // TOPK).to(tl.int64)
+    e, rows, ok, tok = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, TOPK, E_PAD)
     n = tl.program_id(0) * BN + tl.arange(0, BN)
     gate_rows = e.to(tl.int64) * 2 * I + n
     sid = tl.program_id(2)
@@ -694,10 +692,7 @@ def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_pt
     "v3: v2's down tile over K slice `program_id(2)` of SPLIT, times the routing weight -> out `[SPLIT, NP, H]`."
     row0 = tl.program_id(1) * BM
     if row0 >= tl.load(offsets_ptr + E): return
-    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
-    rows = row0 + tl.arange(0, BM)
-    ok = rows < end
-    pair = tl.load(sorted_ptr + rows, mask=ok, other=0).to(tl.int64)
+    e, rows, ok, pair = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, 1, E_PAD)
     n = tl.program_id(0) * BN + tl.arange(0, BN)
     w_rows = e.to(tl.int64) * H + n
     sid = tl.program_id(2)
