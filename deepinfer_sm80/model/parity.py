@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from ..core import InputError, rel_err
+from ..core import InputError, benchmark, rel_err
 from .config import ModelConfig, tiny_v4_config
 from .engine import Engine, Trace, register_part
 from ..ops.kv_cache import KV, dequantize_and_gather_k_cache, quantize_and_insert_k_cache
@@ -23,9 +23,10 @@ from ..ops.sparse_prefill import sparse_attn_prefill
 from ..ops.topk import topk_indices
 
 # %% auto #0
-__all__ = ['CACHE_BLOCK', 'topk_kernel', 'moe_tiles', 'mxfp4_experts', 'moe_experts_kernel', 'mhc_gates_kernel', 'index_rows',
-           'attention_kernel', 'attention_kernel_bf16', 'kernel_support', 'kernel_parts', 'tiny_kernel_config',
-           'release_weights', 'tapped', 'set_overlap', 'teacher_forced', 'tier2_parity']
+__all__ = ['CACHE_BLOCK', 'PARITY_SIZE', 'PARITY_TOKENS', 'PARITY_BOUNDS', 'topk_kernel', 'moe_tiles', 'mxfp4_experts',
+           'moe_experts_kernel', 'mhc_gates_kernel', 'index_rows', 'attention_kernel', 'attention_kernel_bf16',
+           'kernel_support', 'kernel_parts', 'tiny_kernel_config', 'release_weights', 'tapped', 'set_overlap',
+           'teacher_forced', 'tier2_parity', 'parity_suite']
 
 # %% ../../nbs/06e_parity.ipynb #79347828
 @register_part("topk", "kernel")
@@ -217,3 +218,63 @@ def tier2_parity(cfg: ModelConfig, W: dict, ids: torch.Tensor, n_prompt: int, pa
                 topk_overlap=set_overlap(rtr.topk, ktr.topk), expert_overlap=set_overlap(rtr.experts, ktr.experts),
                 argmax=float(agree.float().mean()), argmax_big=float(agree[big].float().mean()) if bool(big.any()) else 1.0,
                 n_big=int(big.sum()), secs=secs)
+
+# %% ../../nbs/06e_parity.ipynb #59fab1ce
+PARITY_SIZE = dict(hidden_size=256, n_heads=16, q_lora_rank=128, moe_inter=128, window=64, index_topk=32,
+                   max_position_embeddings=1024, rope_scaling=dict(factor=4.0, original_max_position_embeddings=256,
+                                                                 beta_fast=32, beta_slow=1))
+PARITY_TOKENS = {"v4": (640, 608), "v4 exact": (320, 300), "v4.1 exact": (18, 16)}   # (tokens, prefilled)
+PARITY_BOUNDS = {                                   # per model: (bf16 keys, FP8 cache)
+    "v4": dict(topk_min=(0.8, 0.8), expert_min=(0.7, 0.7), argmax_big=(0.95, 0.75)),
+    "v4 exact": dict(logits_err=(2e-2, 2e-1)),
+    "v4.1 exact": dict(logits_err=(1.5e-2, 1.2e-1), topk_min=(1.0, 1.0)),
+}
+
+
+def _parity_model(name: str, size: dict, seed: int = 0):
+    "The config and weights of one parity model (`PARITY_TOKENS`' names) at `size`."
+    if name == "v4.1 exact":
+        from deepinfer_sm80.model.config import tiny_v41_config
+        from deepinfer_sm80.model.engine import random_weights, v41_names_and_shapes
+        from deepinfer_sm80.ops.moe import mxfp4_dequantize_ref
+        cfg = tiny_v41_config(n_heads=8, head_dim=512, rope_dim=64, index_head_dim=64, index_topk=64, n_active_experts=8)
+        mx = lambda w: mxfp4_dequantize_ref(*mxfp4_quantize_ref(w))          # experts as a checkpoint holds them
+        return cfg, {k: mx(v) if ".experts." in k else v for k, v in random_weights(v41_names_and_shapes(cfg)).items()}
+    cfg = tiny_kernel_config(**(size | (dict(index_topk=256, n_active_experts=8) if name == "v4 exact" else {})))
+    return cfg, release_weights(cfg, seed)
+
+
+def parity_suite(device=None, tokens: dict | None = None, size: dict = PARITY_SIZE, seed: int = 3,
+                 models=tuple(PARITY_TOKENS)) -> list[dict]:
+    """Tier 2 of the parity `models` (`PARITY_TOKENS`' names; `tokens` overrides (total, prefilled) per model), each
+    with bf16 keys and with the FP8 cache: one dict per run with the measurements, the bounds (`PARITY_BOUNDS`) and
+    `passed`. The same token ids (seeded) for every model's run."""
+    tokens = PARITY_TOKENS | (tokens or {})
+    rows = []
+    for name in models:
+        n, n_prompt = tokens[name]
+        cfg, W = _parity_model(name, size)
+        ids = torch.randint(0, cfg.vocab_size, (n,), generator=torch.Generator().manual_seed(seed))
+        if device is not None: ids = ids.to(device)
+        for j, att in enumerate(("kernel_bf16", "kernel")):
+            r = tier2_parity(cfg, W, ids, n_prompt, kernel_parts(cfg) | dict(attention=att), margin=0.5, device=device)
+            got = dict(logits_err=r["logits_err"], topk_min=min(r["topk_overlap"].values(), default=1.0),
+                       expert_min=min(r["expert_overlap"].values(), default=1.0), argmax_big=r["argmax_big"])
+            bounds = {k: v[j] for k, v in PARITY_BOUNDS[name].items()}
+            ok = {k: (got[k] < b if k == "logits_err" else got[k] >= b) for k, b in bounds.items()}
+            rows.append(dict(case=f"{name}, {'bf16 keys' if att == 'kernel_bf16' else 'FP8 cache'}", model=name,
+                             attention=att, tokens=n, prefilled=n_prompt, time_s=r["secs"], **got,
+                             max_abs=r["max_abs"], argmax=r["argmax"], n_big=r["n_big"],
+                             layer_err=list(r["layer_err"].values()), topk_overlap=list(r["topk_overlap"].values()),
+                             expert_overlap=list(r["expert_overlap"].values()), bounds=bounds, passed=all(ok.values())))
+    return rows
+
+
+@benchmark("parity", "tier-2 parity on the GPU: the kernels engine (bf16 keys and the FP8 cache) teacher-forced against "
+           "the fp32 references, V4 as configured and with exact selection, V4.1 with exact selection; errors and bounds")
+def _bench_parity(ctx):
+    q = {k: (max(n // 4, 18), max(p // 4, 16)) for k, (n, p) in PARITY_TOKENS.items()} if ctx.quick else None
+    for r in parity_suite(device=ctx.device, tokens=q):
+        case, t = r.pop("case"), r.pop("time_s")
+        ctx.row(case=case, time_s=t, timing="wall clock of the teacher-forced kernels run", **r)
+    return ctx.rows
