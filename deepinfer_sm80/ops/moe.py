@@ -582,6 +582,25 @@ def _mxfp4_tile_v2(w_ptr, rows, KH, kb0, sc, BN: tl.constexpr, BK: tl.constexpr,
 
 
 @triton.jit
+def _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, kb_lo, kb_hi, BM: tl.constexpr,
+                     BN: tl.constexpr, BK: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr):
+    """v2's gate and up accumulation over packed K columns kb_lo..kb_hi (all of K, or one split-K slice): the next
+    step's E8M0 scales load one step ahead of the MXFP4 decode."""
+    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
+    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
+    sc_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb_lo, kb_hi, BN, BK)
+    sc_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb_lo, kb_hi, BN, BK)
+    for kb0 in range(kb_lo, kb_hi, BK // 2):
+        nxt_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb0 + BK // 2, kb_hi, BN, BK)      # one step ahead
+        nxt_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb0 + BK // 2, kb_hi, BN, BK)
+        a = tl.load(x_ptr + tok[:, None] * H + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
+        acc_g = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows, KH, kb0, sc_g, BN, BK, FAST, TILE_2D), acc_g, UPCAST)
+        acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D), acc_u, UPCAST)
+        sc_g, sc_u = nxt_g, nxt_u
+    return acc_g, acc_u
+
+
+@triton.jit
 def _moe_gate_up_v2_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, KH, KS, E, limit,
                            TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                            E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr,
@@ -592,17 +611,8 @@ def _moe_gate_up_v2_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_
     n = tl.program_id(0) * BN + tl.arange(0, BN)
     gate_rows = e.to(tl.int64) * 2 * I + n
     k = tl.arange(0, BK)
-    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
-    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
-    sc_g = _mxfp4_scales(s_ptr, gate_rows, KS, 0, KH, BN, BK)
-    sc_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, 0, KH, BN, BK)
-    for kb0 in range(0, KH, BK // 2):
-        nxt_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb0 + BK // 2, KH, BN, BK)        # one step ahead
-        nxt_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb0 + BK // 2, KH, BN, BK)
-        a = tl.load(x_ptr + tok[:, None] * H + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
-        acc_g = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows, KH, kb0, sc_g, BN, BK, FAST, TILE_2D), acc_g, UPCAST)
-        acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D), acc_u, UPCAST)
-        sc_g, sc_u = nxt_g, nxt_u
+    acc_g, acc_u = _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, 0, KH, BM, BN, BK, UPCAST,
+                                    FAST, TILE_2D)
     g = tl.minimum(acc_g, limit)
     u = tl.minimum(tl.maximum(acc_u, -limit), limit)
     h = g / (1.0 + tl.exp(-g)) * u
@@ -646,17 +656,8 @@ def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr,
     kb_lo = sid * (KH // SPLIT)
     kb_hi = kb_lo + KH // SPLIT
     k = tl.arange(0, BK)
-    acc_g = tl.zeros((BM, BN), dtype=tl.float32)
-    acc_u = tl.zeros((BM, BN), dtype=tl.float32)
-    sc_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb_lo, kb_hi, BN, BK)
-    sc_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb_lo, kb_hi, BN, BK)
-    for kb0 in range(kb_lo, kb_hi, BK // 2):
-        nxt_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb0 + BK // 2, kb_hi, BN, BK)      # one step ahead
-        nxt_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb0 + BK // 2, kb_hi, BN, BK)
-        a = tl.load(x_ptr + tok[:, None] * H + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
-        acc_g = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows, KH, kb0, sc_g, BN, BK, FAST, TILE_2D), acc_g, UPCAST)
-        acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D), acc_u, UPCAST)
-        sc_g, sc_u = nxt_g, nxt_u
+    acc_g, acc_u = _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, kb_lo, kb_hi, BM, BN, BK, UPCAST,
+                                    FAST, TILE_2D)
     dst = part_ptr + (sid * R + rows[:, None]).to(tl.int64) * (2 * I) + n[None, :]
     tl.store(dst, acc_g, mask=ok[:, None])
     tl.store(dst + I, acc_u, mask=ok[:, None])
