@@ -20,10 +20,11 @@ import triton.language as tl
 # %% auto #0
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
            'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
-           'MOE_DECODE_SPLIT_N64', 'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
-           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
-           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
-           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'moe_experts', 'moe_forward']
+           'MOE_DECODE_SPLIT_N64', 'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
+           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
+           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
+           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
+           'moe_default_config', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -385,6 +386,11 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
                     MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
                     MoEConfig(128, MoEGemmTile(64, 64, 8, 3), MoEGemmTile(128, 64, 8, 3)))
+# The defaults, from `moe_tune` (H200, 2026-12-01): decode = split K 2/2 with the deep gate/up pipeline (T = 1: 101 us
+# against 131 us for the v2 decode tiles; T = 64: 2.56 ms against 3.11 ms); prefill = v2 with 64 x 64 tiles and 4 warps
+# (T = 8192: 14.4 ms against 16.4 ms for the 128 x 64 x 8-warp tiles). SM80-ISA numbers: docs/BENCHMARKS.md.
+MOE_DECODE_DEFAULT = MOE_DECODE_SPLIT_DEEP
+MOE_PREFILL_DEFAULT = MOE_PREFILL_V1._replace(kernel="v2")
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
                         "tiles stay within 48 KB): at most 64 KB, so one CTA per SM still fits sm_86")
@@ -402,7 +408,7 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
                        intermediate: int = DSV41_MOE.intermediate) -> MoEConfig:
     """Decode tiles (16 rows) while an expert sees fewer than ~32 rows on average, else 64-row tiles; block sizes
     halved where they do not divide the model's sizes (small test models)."""
-    cfg = MOE_DECODE if n_pairs < 32 * num_experts else MOE_PREFILL
+    cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
     sp = (cfg.split_up, cfg.split_down) if cfg.kernel == "v3" else (1, 1)
     return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden, sp[0]),
                         down=_fit(cfg.down, hidden, intermediate, sp[1]))
