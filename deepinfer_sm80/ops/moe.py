@@ -386,11 +386,12 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
                     MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
                     MoEConfig(128, MoEGemmTile(64, 64, 8, 3), MoEGemmTile(128, 64, 8, 3)))
-# The defaults, from `moe_tune` (H200, 2026-12-01): decode = split K 2/2 with the deep gate/up pipeline (T = 1: 101 us
-# against 131 us for the v2 decode tiles; T = 64: 2.56 ms against 3.11 ms); prefill = v2 with 64 x 64 tiles and 4 warps
-# (T = 8192: 14.4 ms against 16.4 ms for the 128 x 64 x 8-warp tiles). SM80-ISA numbers: docs/BENCHMARKS.md.
+# The defaults, from `moe_tune` / `moe` (H200, 2026-12-01): decode = split K 2/2 with the deep gate/up pipeline (T = 1:
+# 101 / 117 us native / SM80 ISA against 131 / 144 us for the v2 decode tiles). Prefill stays on the 128 x 64 x 8-warp
+# tiles: the 64 x 64 x 4-warp v2 tiles win natively (14.7 against 16.4 ms at T = 8192) but lose in the SM80 ISA, the
+# code an Ampere part runs (35.2 against 29.9 ms).
 MOE_DECODE_DEFAULT = MOE_DECODE_SPLIT_DEEP
-MOE_PREFILL_DEFAULT = MOE_PREFILL_V1._replace(kernel="v2")
+MOE_PREFILL_DEFAULT = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
                         "tiles stay within 48 KB): at most 64 KB, so one CTA per SM still fits sm_86")
