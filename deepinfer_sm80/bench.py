@@ -463,7 +463,9 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if os.environ.get("TRITON_OVERRIDE_ARCH") == "sm80":
         a.isa = "sm80"                    # already lowered for Ampere (e.g. the GPU tests in that mode)
-    if a.isa == "sm80" and os.environ.get("TRITON_OVERRIDE_ARCH") != "sm80":
+    # SM80 mode runs in a child with its own Triton cache (the record's SASS check scans it): also when the caller
+    # set TRITON_OVERRIDE_ARCH but no cache folder, which would mix both modes' cubins in Triton's default cache
+    if a.isa == "sm80" and (os.environ.get("TRITON_OVERRIDE_ARCH") != "sm80" or not os.environ.get("TRITON_CACHE_DIR")):
         env = dict(os.environ, TRITON_OVERRIDE_ARCH="sm80",
                    TRITON_CACHE_DIR=os.environ.get("DEEPINFER_SM80_CACHE", "/tmp/deepinfer-triton-sm80"))
         return subprocess.call([sys.executable, "-m", "deepinfer_sm80.bench", *(argv if argv is not None else sys.argv[1:])], env=env)
