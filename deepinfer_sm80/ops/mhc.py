@@ -199,15 +199,28 @@ def _dot_bf16x2(a, w, acc, PTX: tl.constexpr):
 
 
 @triton.jit
+def _post_coefs(post_ptr, comb_ptr, t64, mt, j: tl.constexpr):
+    "The 5 per-token coefficients of output stream j: post[t, j] and comb[t, k, j] (at t*16 + 4k + j)."
+    p = tl.load(post_ptr + t64 * 4 + j, mask=mt, other=0.0)
+    c0 = tl.load(comb_ptr + t64 * 16 + j, mask=mt, other=0.0)
+    c1 = tl.load(comb_ptr + t64 * 16 + 4 + j, mask=mt, other=0.0)
+    c2 = tl.load(comb_ptr + t64 * 16 + 8 + j, mask=mt, other=0.0)
+    c3 = tl.load(comb_ptr + t64 * 16 + 12 + j, mask=mt, other=0.0)
+    return p, c0, c1, c2, c3
+
+
+@triton.jit
 def _post_stream(f, r0, r1, r2, r3, post_ptr, comb_ptr, t64, mt, j: tl.constexpr, PTX: tl.constexpr):
     """Output stream j of the post for a [BT, BH] tile, in the reference's order; returns bf16. `t64` may carry
     a zero the compiler cannot see, which keeps the 20 per-token coefficients from being hoisted out of the
     caller's loop (they would hold BT/rows-per-pass registers each)."""
-    p = tl.load(post_ptr + t64 * 4 + j, mask=mt, other=0.0)
-    c0 = tl.load(comb_ptr + t64 * 16 + j, mask=mt, other=0.0)          # comb[t, k, j] at t*16 + 4k + j
-    c1 = tl.load(comb_ptr + t64 * 16 + 4 + j, mask=mt, other=0.0)
-    c2 = tl.load(comb_ptr + t64 * 16 + 8 + j, mask=mt, other=0.0)
-    c3 = tl.load(comb_ptr + t64 * 16 + 12 + j, mask=mt, other=0.0)
+    return _post_apply(f, r0, r1, r2, r3, _post_coefs(post_ptr, comb_ptr, t64, mt, j), PTX)
+
+
+@triton.jit
+def _post_apply(f, r0, r1, r2, r3, coefs, PTX: tl.constexpr):
+    "Output stream j of the post from its coefficients (`_post_coefs`), rounded as the reference rounds; bf16."
+    p, c0, c1, c2, c3 = coefs
     acc = _mul_rn(p[:, None], f, PTX)
     acc = _add_rn(acc, _mul_rn(c0[:, None], r0, PTX), PTX)
     acc = _add_rn(acc, _mul_rn(c1[:, None], r1, PTX), PTX)
@@ -391,11 +404,35 @@ def _mhc_split_fn_kernel(fn_ptr, hi_ptr, lo_ptr, H, K, SUM4: tl.constexpr, BK: t
     tl.store(lo_ptr + dst, lo, mask=mk[:, None])
 
 
+@triton.jit
+def _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, j: tl.constexpr, PRESPLIT: tl.constexpr,
+            NM: tl.constexpr):
+    """Stream j's [BH, NM] slice of the projection: the bf16 (hi, lo) halves of the presplit fn^T, or fn[:, jH + h]^T
+    in fp32 (twice, so both forms are a pair)."""
+    if PRESPLIT:
+        wo = (j * H + offs_h)[:, None] * NM + offs_m[None, :]
+        return (tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0), tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0))
+    else:
+        w = tl.load(fn_ptr + offs_m[None, :] * (4 * H) + j * H + offs_h[:, None], mask=mm[None, :] & mh[:, None],
+                    other=0.0)
+        return w, w
+
+
+@triton.jit
+def _w_mix(a, w, mix, PRESPLIT: tl.constexpr, PTX: tl.constexpr):
+    "mix + a @ w for a weight pair from `_w_tile`."
+    hi, lo = w
+    if PRESPLIT:
+        return _dot_hilo(a, hi, lo, mix, PTX)
+    else:
+        return _dot_bf16x2(a, hi, mix, PTX)
+
+
 @triton.jit(do_not_specialize=["T", "chunks_per_split"])
 def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_ptr, wlo_ptr, rout_ptr, u_ptr,
                        aux_ptr, wmix_ptr, wsq_ptr, T, H, chunks_per_split, zero,
                        FIRST: tl.constexpr, AUX: tl.constexpr, PRESPLIT: tl.constexpr, PTX: tl.constexpr,
-                       BT: tl.constexpr, BH: tl.constexpr, NM: tl.constexpr):
+                       BT: tl.constexpr, BH: tl.constexpr, NM: tl.constexpr, HOIST: tl.constexpr = 0):
     # one program: BT tokens x one contiguous range of H; each weight tile serves all BT tokens
     pid_s = tl.program_id(1)
     offs_t = tl.program_id(0) * BT + tl.arange(0, BT)
@@ -407,6 +444,12 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
     sq_r = tl.zeros([BT], dtype=tl.float32)
     mix = tl.zeros([BT, NM], dtype=tl.float32)
     h0 = pid_s * chunks_per_split * BH
+    if HOIST == 2:
+        if not FIRST:                   # the 24 per-token coefficients, once per program (24 registers per thread)
+            ks = (_post_coefs(post_ptr, comb_ptr, t64, mt, 0), _post_coefs(post_ptr, comb_ptr, t64, mt, 1),
+                  _post_coefs(post_ptr, comb_ptr, t64, mt, 2), _post_coefs(post_ptr, comb_ptr, t64, mt, 3))
+            ps = (tl.load(pre_ptr + t64 * 4, mask=mt, other=0.0), tl.load(pre_ptr + t64 * 4 + 1, mask=mt, other=0.0),
+                  tl.load(pre_ptr + t64 * 4 + 2, mask=mt, other=0.0), tl.load(pre_ptr + t64 * 4 + 3, mask=mt, other=0.0))
     for c in range(0, chunks_per_split):
         offs_h = h0 + c * BH + tl.arange(0, BH)
         mh = offs_h < H
@@ -417,6 +460,17 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
         fb = tl.load(f_ptr + row, mask=m2, other=0.0)
         if FIRST:
             # four identical streams: one projection (onto fn_0 + .. + fn_3), one sum of squares
+            if HOIST:                                                    # the weight load before the stores
+                if PRESPLIT:
+                    wo = offs_h[:, None] * NM + offs_m[None, :]
+                    w1 = (tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
+                          tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0))
+                else:
+                    wp = fn_ptr + offs_m[None, :] * (4 * H) + offs_h[:, None]
+                    wm = mm[None, :] & mh[:, None]
+                    w = tl.load(wp, mask=wm, other=0.0) + tl.load(wp + H, mask=wm, other=0.0)
+                    w = (w + tl.load(wp + 2 * H, mask=wm, other=0.0)) + tl.load(wp + 3 * H, mask=wm, other=0.0)
+                    w1 = (w, w)
             for j in tl.static_range(4):
                 tl.store(rout_ptr + rrow + j * H, fb, mask=m2)
             tl.store(u_ptr + row, fb, mask=m2)
@@ -424,7 +478,9 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
             sq = tl.sum(x * x, axis=1)
             sq_u += sq
             sq_r += 4.0 * sq
-            if PRESPLIT:
+            if HOIST:
+                mix = _w_mix(fb, w1, mix, PRESPLIT, PTX)
+            elif PRESPLIT:
                 wo = offs_h[:, None] * NM + offs_m[None, :]
                 mix = _dot_hilo(fb, tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
                                 tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0), mix, PTX)
@@ -440,12 +496,37 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
             r1 = tl.load(r_ptr + rrow + H, mask=m2, other=0.0).to(tl.float32)
             r2 = tl.load(r_ptr + rrow + 2 * H, mask=m2, other=0.0).to(tl.float32)
             r3 = tl.load(r_ptr + rrow + 3 * H, mask=m2, other=0.0).to(tl.float32)
+            if HOIST:
+                # every load of the step before its first store: the compiler cannot reorder a load across a store
+                # that may alias it, so otherwise each stream's weights and coefficients wait for the last store.
+                # The weights first: issued after the coefficients instead, T = 8,192 took 469 us, not 441
+                ws = (_w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 0, PRESPLIT, NM),
+                      _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 1, PRESPLIT, NM),
+                      _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 2, PRESPLIT, NM),
+                      _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 3, PRESPLIT, NM))
+                if HOIST != 2:
+                    ks = (_post_coefs(post_ptr, comb_ptr, tc, mt, 0), _post_coefs(post_ptr, comb_ptr, tc, mt, 1),
+                          _post_coefs(post_ptr, comb_ptr, tc, mt, 2), _post_coefs(post_ptr, comb_ptr, tc, mt, 3))
+                    ps = (tl.load(pre_ptr + tc * 4, mask=mt, other=0.0),
+                          tl.load(pre_ptr + tc * 4 + 1, mask=mt, other=0.0),
+                          tl.load(pre_ptr + tc * 4 + 2, mask=mt, other=0.0),
+                          tl.load(pre_ptr + tc * 4 + 3, mask=mt, other=0.0))
+                if HOIST == 3:                  # the four output streams first: F and R die before the MMAs
+                    rs = (_post_apply(f, r0, r1, r2, r3, ks[0], PTX), _post_apply(f, r0, r1, r2, r3, ks[1], PTX),
+                          _post_apply(f, r0, r1, r2, r3, ks[2], PTX), _post_apply(f, r0, r1, r2, r3, ks[3], PTX))
             for j in tl.static_range(4):
-                rj = _post_stream(f, r0, r1, r2, r3, post_ptr, comb_ptr, tc, mt, j, PTX)
+                if HOIST == 3:
+                    rj = rs[j]
+                elif HOIST:
+                    rj = _post_apply(f, r0, r1, r2, r3, ks[j], PTX)
+                else:
+                    rj = _post_stream(f, r0, r1, r2, r3, post_ptr, comb_ptr, tc, mt, j, PTX)
                 tl.store(rout_ptr + rrow + j * H, rj, mask=m2)
                 x = rj.to(tl.float32)
                 sq_r += tl.sum(x * x, axis=1)
-                if PRESPLIT:                                             # bf16 halves, [BH, NM], contiguous rows
+                if HOIST:
+                    mix = _w_mix(_opaque(rj, PTX), ws[j], mix, PRESPLIT, PTX)
+                elif PRESPLIT:                                           # bf16 halves, [BH, NM], contiguous rows
                     wo = (j * H + offs_h)[:, None] * NM + offs_m[None, :]
                     mix = _dot_hilo(_opaque(rj, PTX), tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
                                     tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0), mix, PTX)
@@ -453,7 +534,10 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
                     w = tl.load(fn_ptr + offs_m[None, :] * (4 * H) + j * H + offs_h[:, None],
                                 mask=mm[None, :] & mh[:, None], other=0.0)
                     mix = _dot_bf16x2(_opaque(rj, PTX), w, mix, PTX)
-                pj = tl.load(pre_ptr + tc * 4 + j, mask=mt, other=0.0)
+                if HOIST:
+                    pj = ps[j]
+                else:
+                    pj = tl.load(pre_ptr + tc * 4 + j, mask=mt, other=0.0)
                 if j == 0:
                     u = _mul_rn(pj[:, None], x, PTX)
                 else:
@@ -555,6 +639,9 @@ class MhcSeamTile(NamedTuple):
     fin_split: int = 8  # programs along H of the finishing kernel (the RMSNorm pass)
     kernel: str = "v2"  # "v2": _mhc_stream_kernel + _mhc_gates_kernel; "v1": _mhc_seam_kernel + _mhc_finish_kernel
     presplit: bool = False  # v2: split fn into bf16 halves once per call (_mhc_split_fn_kernel), not per program
+    hoist: int = 0          # v2: 1 = issue all of a step's loads (weights, coefficients) before its first store;
+                            # 2 = also load the 24 per-token coefficients once per program, not per step;
+                            # 3 = as 1, and form the 4 output streams before the MMAs (fewer live registers)
 
 
 class MhcPostTile(NamedTuple):
@@ -567,6 +654,7 @@ _NM = 32                 # the 24 gate logits padded to a power of two
 _TARGET_PROGRAMS = 264   # ~2 programs per SM on an A100 (108 SMs) or an H200 (132)
 _STREAM_PROGRAMS = 1056  # v2: ~8 short programs per SM, so the last wave is a small part of the call
 _FIN_TILE = 256          # v2 finishing kernel: tokens x splits read per step (x 16 fp32 partials)
+_FIN_PROGRAMS = 1056     # v2 finishing kernel: ~8 programs per SM (at 2 per SM, 24% occupancy held it to 61% of DRAM)
 _SPLIT_BK = 128          # rows of fn^T per program of _mhc_split_fn_kernel
 
 
@@ -574,35 +662,36 @@ def _next_pow2(n: int) -> int:
     return 1 << max(0, n - 1).bit_length()
 
 
-def _finish_tile(T: int, H: int, split: int) -> tuple[int, int]:
+def _finish_tile(T: int, H: int, split: int, programs: int = _FIN_PROGRAMS) -> tuple[int, int]:
     """(fin_block_t, fin_split) of the v2 finishing kernel: few tokens per program when there are many splits
     (all of a token's partials in one [tokens, splits, 16] tile), and enough programs along H for the RMSNorm."""
     fbt = max(1, min(16, _FIN_TILE // min(_FIN_TILE, _next_pow2(split))))
-    return fbt, max(1, min(triton.cdiv(H, 512), triton.cdiv(_TARGET_PROGRAMS, triton.cdiv(T, fbt))))
+    return fbt, max(1, min(triton.cdiv(H, 512), triton.cdiv(programs, triton.cdiv(T, fbt))))
 
 
 def v2_tile(T: int, H: int, block_t: int, block_h: int, num_warps: int, presplit: bool, num_stages: int = 1,
-            programs: int = _STREAM_PROGRAMS) -> MhcSeamTile:
+            programs: int = _STREAM_PROGRAMS, hoist: int = 0, fin_programs: int = _FIN_PROGRAMS) -> MhcSeamTile:
     "A v2 tile: H split over programs until the grid has about `programs` programs; the finishing tile to match."
     n_tb, n_ch = triton.cdiv(T, block_t), triton.cdiv(H, block_h)
     split = max(1, min(n_ch, triton.cdiv(programs, n_tb)))
-    fbt, fin_split = _finish_tile(T, H, split)
-    return MhcSeamTile(block_t, block_h, split, num_warps, num_stages, fbt, 512, fin_split, "v2", presplit)
+    fbt, fin_split = _finish_tile(T, H, split, fin_programs)
+    return MhcSeamTile(block_t, block_h, split, num_warps, num_stages, fbt, 512, fin_split, "v2", presplit, hoist)
 
 
 def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
-    """The default (v2) tile. Up to 16 tokens: 16 x 32 per step, fn split in the kernel (no extra launch), 4
-    warps (at most 128 registers, tap included), H split up to 160 ways. From 17 tokens on, from `mhc_tune`
-    (H200, 2026-11-30 22:06, both instruction-set modes alike): 16 x 64 per step, 4 warps, fn split in the kernel,
-    about 8 programs per SM (T = 1,024: 98 us, T = 8,192: 704 us, against 124 and 998 us for the 32 x 32 x
-    8-warp presplit tile that was the default). The faster presplit 16 x 64 tile (81 / 635 us) spills 8 bytes
-    on sm_86 under triton 3.8, so it is not the default. With the tap: 32 x 32 per step, 8 warps, fn split once
-    per call (128 registers; with 4 warps triton 3.8 spills on sm_80)."""
+    """The default (v2) tile, from `mhc_tune` (H200, 2026-12-01, both instruction-set modes alike), every step's
+    loads issued before its first store (`hoist`). Up to 16 tokens: 16 x 32 per step, fn split in the kernel (no
+    extra launch), 4 warps, H split 160 ways (T = 12: 10.4 / 10.5 us native / SM80 against 11.1 / 11.0 without
+    hoisting; the hoisted 16 x 64 tile reads 10.1 / 10.3 us, but its 80 splits give the finishing kernel a
+    2-token tile that spills 4 bytes on sm_80). From 17 tokens on: 16 x 64 per step, 4 warps, fn split once per
+    call, about 8 programs per SM (T = 1,024: 71 us, T = 8,192: 438 us, against 98 and 703 us for the previous
+    default, 16 x 64 with fn split per program and no hoisting). Tap or not, the same tiles (at most 168 registers
+    on sm_80, no spills)."""
     if interpreter:
         return MhcSeamTile(16, 32, 2, 4, 1, 2, 32, 2)
     if T <= 16:
-        return v2_tile(T, H, 16, 32, 4, False)
-    return v2_tile(T, H, 32, 32, 8, True) if aux else v2_tile(T, H, 16, 64, 4, False)
+        return v2_tile(T, H, 16, 32, 4, False, hoist=1)
+    return v2_tile(T, H, 16, 64, 4, True, hoist=1)
 
 
 def seam_tile_v1(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
@@ -675,7 +764,7 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
             wlo = torch.empty(K, _NM, dtype=torch.bfloat16, device=f.device)
             launch(_mhc_split_fn_kernel, (triton.cdiv(K, _SPLIT_BK),), fn, whi, wlo, H, K, SUM4=first,
                    BK=_SPLIT_BK, NM=_NM, num_warps=4, num_stages=1)
-        launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, PRESPLIT=cfg.presplit, **common)
+        launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, PRESPLIT=cfg.presplit, HOIST=cfg.hoist, **common)
     _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx)
     return out
 
@@ -995,20 +1084,25 @@ MHC_TUNE_TILES = (MhcSeamTile(16, 64, 40, 4, kernel="v1"), MhcSeamTile(64, 32, 2
                   MhcSeamTile(16, 32, 160, 4), MhcSeamTile(32, 32, 8, 8, presplit=True),
                   MhcSeamTile(64, 32, 4, 8, presplit=True))     # fixed splits, for the GPU checks
 
-# v2 shapes the sweep times at every T, each at three grid sizes: (block_t, block_h, num_warps, presplit, num_stages)
-MHC_TUNE_SHAPES = ((16, 64, 4, False, 1), (16, 32, 4, False, 1), (16, 64, 4, True, 1), (32, 32, 4, True, 1),
-                   (32, 32, 8, True, 1), (32, 32, 8, True, 2), (32, 64, 8, True, 1), (64, 32, 8, True, 1),
-                   (64, 32, 4, True, 1))
+# v2 shapes the sweep times at every T, each at three grid sizes (4, 8 and 16 programs of 4 warps per SM, or as many
+# warps in smaller programs): (block_t, block_h, num_warps, presplit, num_stages, hoist)
+MHC_TUNE_SHAPES = ((16, 64, 4, True, 1, 0), (16, 64, 4, True, 2, 0), (16, 64, 4, True, 1, 1), (16, 64, 4, True, 1, 2),
+                   (16, 64, 4, False, 1, 1), (16, 64, 4, False, 1, 2), (32, 32, 4, True, 1, 1), (16, 32, 4, True, 1, 1),
+                   (16, 32, 2, True, 1, 1), (16, 16, 1, True, 1, 1), (16, 16, 1, True, 1, 2), (16, 64, 4, True, 1, 3),
+                   (32, 32, 4, True, 1, 3), (16, 64, 4, True, 2, 3))
 
 
 def _tune_tiles(T: int, H: int):
-    "(name, tile) pairs of the sweep at T: the v1 and v2 defaults, then every v2 shape at 4, 8 and 16 programs per SM."
+    "(name, tile) pairs of the sweep at T: the v1 and v2 defaults, then every v2 shape at three grid sizes."
     yield "v1 default", seam_tile_v1(T, H)
     yield "v2 default", seam_tile(T, H)
-    for bt, bh, nw, pres, st in MHC_TUNE_SHAPES:
+    d = seam_tile(T, H)
+    yield "v2 default, finishing grid 2/SM", d._replace(fin_split=_finish_tile(T, H, d.n_split, _TARGET_PROGRAMS)[1])
+    for bt, bh, nw, pres, st, hoist in MHC_TUNE_SHAPES:
         for per_sm in (4, 8, 16):
-            tile = v2_tile(T, H, bt, bh, nw, pres, st, programs=132 * per_sm)
-            yield f"v2 {bt}x{bh} w{nw}{' presplit' if pres else ''} s{st} {per_sm}/SM", tile
+            per_sm *= 4 // nw
+            tile = v2_tile(T, H, bt, bh, nw, pres, st, programs=132 * per_sm, hoist=hoist)
+            yield f"v2 {bt}x{bh} w{nw}{' presplit' if pres else ''}{f' hoist{hoist}' if hoist else ''} s{st} {per_sm}/SM", tile
 
 
 @benchmark("mhc_tune", "seam tiles, v1 and v2 kernels, at T = 12, 1024 and 8192 (H = 5120)")
