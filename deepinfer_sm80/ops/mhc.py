@@ -419,6 +419,31 @@ def _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, j: tl.constexpr
 
 
 @triton.jit
+def _w_tile_first(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, PRESPLIT: tl.constexpr, NM: tl.constexpr):
+    """The first site's [BH, NM] slice of the projection onto fn_0 + fn_1 + fn_2 + fn_3: the presplit halves of the
+    sum, or the sum in fp32 (twice), as a pair for `_w_mix`."""
+    if PRESPLIT:
+        wo = offs_h[:, None] * NM + offs_m[None, :]
+        return (tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0), tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0))
+    else:
+        wp = fn_ptr + offs_m[None, :] * (4 * H) + offs_h[:, None]
+        wm = mm[None, :] & mh[:, None]
+        w = tl.load(wp, mask=wm, other=0.0) + tl.load(wp + H, mask=wm, other=0.0)
+        w = (w + tl.load(wp + 2 * H, mask=wm, other=0.0)) + tl.load(wp + 3 * H, mask=wm, other=0.0)
+        return w, w
+
+
+@triton.jit
+def _step_coefs(post_ptr, comb_ptr, pre_ptr, t64, mt):
+    "The 24 per-token coefficients of a step: the 4 streams' `_post_coefs` and the 4 pre gates."
+    ks = (_post_coefs(post_ptr, comb_ptr, t64, mt, 0), _post_coefs(post_ptr, comb_ptr, t64, mt, 1),
+          _post_coefs(post_ptr, comb_ptr, t64, mt, 2), _post_coefs(post_ptr, comb_ptr, t64, mt, 3))
+    ps = (tl.load(pre_ptr + t64 * 4, mask=mt, other=0.0), tl.load(pre_ptr + t64 * 4 + 1, mask=mt, other=0.0),
+          tl.load(pre_ptr + t64 * 4 + 2, mask=mt, other=0.0), tl.load(pre_ptr + t64 * 4 + 3, mask=mt, other=0.0))
+    return ks, ps
+
+
+@triton.jit
 def _w_mix(a, w, mix, PRESPLIT: tl.constexpr, PTX: tl.constexpr):
     "mix + a @ w for a weight pair from `_w_tile`."
     hi, lo = w
@@ -446,10 +471,7 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
     h0 = pid_s * chunks_per_split * BH
     if HOIST == 2:
         if not FIRST:                   # the 24 per-token coefficients, once per program (24 registers per thread)
-            ks = (_post_coefs(post_ptr, comb_ptr, t64, mt, 0), _post_coefs(post_ptr, comb_ptr, t64, mt, 1),
-                  _post_coefs(post_ptr, comb_ptr, t64, mt, 2), _post_coefs(post_ptr, comb_ptr, t64, mt, 3))
-            ps = (tl.load(pre_ptr + t64 * 4, mask=mt, other=0.0), tl.load(pre_ptr + t64 * 4 + 1, mask=mt, other=0.0),
-                  tl.load(pre_ptr + t64 * 4 + 2, mask=mt, other=0.0), tl.load(pre_ptr + t64 * 4 + 3, mask=mt, other=0.0))
+            ks, ps = _step_coefs(post_ptr, comb_ptr, pre_ptr, t64, mt)
     for c in range(0, chunks_per_split):
         offs_h = h0 + c * BH + tl.arange(0, BH)
         mh = offs_h < H
@@ -461,16 +483,7 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
         if FIRST:
             # four identical streams: one projection (onto fn_0 + .. + fn_3), one sum of squares
             if HOIST:                                                    # the weight load before the stores
-                if PRESPLIT:
-                    wo = offs_h[:, None] * NM + offs_m[None, :]
-                    w1 = (tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
-                          tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0))
-                else:
-                    wp = fn_ptr + offs_m[None, :] * (4 * H) + offs_h[:, None]
-                    wm = mm[None, :] & mh[:, None]
-                    w = tl.load(wp, mask=wm, other=0.0) + tl.load(wp + H, mask=wm, other=0.0)
-                    w = (w + tl.load(wp + 2 * H, mask=wm, other=0.0)) + tl.load(wp + 3 * H, mask=wm, other=0.0)
-                    w1 = (w, w)
+                w1 = _w_tile_first(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, PRESPLIT, NM)
             for j in tl.static_range(4):
                 tl.store(rout_ptr + rrow + j * H, fb, mask=m2)
             tl.store(u_ptr + row, fb, mask=m2)
@@ -478,18 +491,9 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
             sq = tl.sum(x * x, axis=1)
             sq_u += sq
             sq_r += 4.0 * sq
-            if HOIST:
-                mix = _w_mix(fb, w1, mix, PRESPLIT, PTX)
-            elif PRESPLIT:
-                wo = offs_h[:, None] * NM + offs_m[None, :]
-                mix = _dot_hilo(fb, tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
-                                tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0), mix, PTX)
-            else:
-                wp = fn_ptr + offs_m[None, :] * (4 * H) + offs_h[:, None]
-                wm = mm[None, :] & mh[:, None]
-                w = tl.load(wp, mask=wm, other=0.0) + tl.load(wp + H, mask=wm, other=0.0)
-                w = (w + tl.load(wp + 2 * H, mask=wm, other=0.0)) + tl.load(wp + 3 * H, mask=wm, other=0.0)
-                mix = _dot_bf16x2(fb, w, mix, PTX)
+            if not HOIST:
+                w1 = _w_tile_first(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, PRESPLIT, NM)
+            mix = _w_mix(fb, w1, mix, PRESPLIT, PTX)
         else:
             f = fb.to(tl.float32)
             r0 = tl.load(r_ptr + rrow, mask=m2, other=0.0).to(tl.float32)
@@ -500,17 +504,12 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
                 # every load of the step before its first store: the compiler cannot reorder a load across a store
                 # that may alias it, so otherwise each stream's weights and coefficients wait for the last store.
                 # The weights first: issued after the coefficients instead, T = 8,192 took 469 us, not 441
-                ws = (_w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 0, PRESPLIT, NM),
+                wt = (_w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 0, PRESPLIT, NM),
                       _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 1, PRESPLIT, NM),
                       _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 2, PRESPLIT, NM),
                       _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, 3, PRESPLIT, NM))
                 if HOIST != 2:
-                    ks = (_post_coefs(post_ptr, comb_ptr, tc, mt, 0), _post_coefs(post_ptr, comb_ptr, tc, mt, 1),
-                          _post_coefs(post_ptr, comb_ptr, tc, mt, 2), _post_coefs(post_ptr, comb_ptr, tc, mt, 3))
-                    ps = (tl.load(pre_ptr + tc * 4, mask=mt, other=0.0),
-                          tl.load(pre_ptr + tc * 4 + 1, mask=mt, other=0.0),
-                          tl.load(pre_ptr + tc * 4 + 2, mask=mt, other=0.0),
-                          tl.load(pre_ptr + tc * 4 + 3, mask=mt, other=0.0))
+                    ks, ps = _step_coefs(post_ptr, comb_ptr, pre_ptr, tc, mt)
                 if HOIST == 3:                  # the four output streams first: F and R die before the MMAs
                     rs = (_post_apply(f, r0, r1, r2, r3, ks[0], PTX), _post_apply(f, r0, r1, r2, r3, ks[1], PTX),
                           _post_apply(f, r0, r1, r2, r3, ks[2], PTX), _post_apply(f, r0, r1, r2, r3, ks[3], PTX))
@@ -524,16 +523,16 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
                 tl.store(rout_ptr + rrow + j * H, rj, mask=m2)
                 x = rj.to(tl.float32)
                 sq_r += tl.sum(x * x, axis=1)
+                # unhoisted, the weights are loaded here, after this step's stores (fp32 fn before the operand
+                # conversion, the presplit halves after it: the order the sweeps measured)
                 if HOIST:
-                    mix = _w_mix(_opaque(rj, PTX), ws[j], mix, PRESPLIT, PTX)
-                elif PRESPLIT:                                           # bf16 halves, [BH, NM], contiguous rows
-                    wo = (j * H + offs_h)[:, None] * NM + offs_m[None, :]
-                    mix = _dot_hilo(_opaque(rj, PTX), tl.load(whi_ptr + wo, mask=mh[:, None], other=0.0),
-                                    tl.load(wlo_ptr + wo, mask=mh[:, None], other=0.0), mix, PTX)
-                else:                                                    # fn[:, jH + h]^T, split here
-                    w = tl.load(fn_ptr + offs_m[None, :] * (4 * H) + j * H + offs_h[:, None],
-                                mask=mm[None, :] & mh[:, None], other=0.0)
-                    mix = _dot_bf16x2(_opaque(rj, PTX), w, mix, PTX)
+                    wj = wt[j]
+                elif not PRESPLIT:
+                    wj = _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, j, PRESPLIT, NM)
+                a = _opaque(rj, PTX)
+                if PRESPLIT and not HOIST:
+                    wj = _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, j, PRESPLIT, NM)
+                mix = _w_mix(a, wj, mix, PRESPLIT, PTX)
                 if HOIST:
                     pj = ps[j]
                 else:
