@@ -20,11 +20,13 @@ import triton.language as tl
 # %% auto #0
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
            'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
-           'MOE_DECODE_SPLIT_N64', 'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
-           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
-           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
-           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
-           'moe_default_config', 'moe_experts', 'moe_forward']
+           'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
+           'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_TUNE_DECODE',
+           'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MoEShape',
+           'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref',
+           'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route',
+           'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
+           'moe_default_config', 'perm_k4', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -349,14 +351,16 @@ class MoEGemmTile(NamedTuple):
 class MoEConfig(NamedTuple):
     """Tiles of the expert GEMMs: rows per tile (the sorting pads to it) and the two GEMMs' tiles. `kernel` picks
     the GEMM pair: "v2" (packed bf16x2 decode, N-major grid), "v3" (v2's tiles with K split `split_up` /
-    `split_down` ways, for small batches) or "v1" (the first kernels, kept to time against)."""
+    `split_down` ways, for small batches), "v4" (v3 with the activations in the `perm_k4` order, so the decoded
+    weights need no byte permutes) or "v1" (the first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
     sum_block: int = 1024
     kernel: str = "v2"
-    split_up: int = 1      # "v3": K splits of the gate/up GEMM (fp32 partials, summed in split order)
-    split_down: int = 1    # "v3": K splits of the down GEMM
+    split_up: int = 1      # "v3"/"v4": K splits of the gate/up GEMM (fp32 partials, summed in split order)
+    split_down: int = 1    # "v3"/"v4": K splits of the down GEMM
+    direct_pairs: int = 0  # "v3"/"v4": up to this many (token, slot) pairs, one row tile per pair, no sorting
 
 
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
@@ -373,6 +377,19 @@ MOE_DECODE_SPLIT_DEEP = MoEConfig(16, MoEGemmTile(32, 128, 4, 6), MoEGemmTile(64
                                   split_down=2)
 MOE_DECODE_SPLIT_N64 = MoEConfig(16, MoEGemmTile(64, 128, 4, 4), MoEGemmTile(64, 128, 4, 4), kernel="v3", split_up=4,
                                  split_down=2)
+# v4: the v3 tiles and K splits with the permuted K order (fewer decode instructions), and wider column tiles (each
+# warp's activation fragments serve more weight columns)
+MOE_DECODE_V4 = MOE_DECODE_SPLIT_DEEP._replace(kernel="v4")
+MOE_DECODE_V4_N64 = MOE_DECODE_SPLIT_N64._replace(kernel="v4")
+MOE_DECODE_V4_W2 = MoEConfig(16, MoEGemmTile(64, 64, 2, 4), MoEGemmTile(64, 64, 2, 4), kernel="v4", split_up=4,
+                             split_down=2)
+MOE_DECODE_V4_N128 = MoEConfig(16, MoEGemmTile(128, 64, 4, 4), MoEGemmTile(128, 64, 4, 4), kernel="v4", split_up=8,
+                               split_down=2)
+MOE_DECODE_V4_S4 = MOE_DECODE_V4._replace(down=MoEGemmTile(64, 64, 4, 4), split_up=4, split_down=4)
+# direct: up to 24 pairs (T <= 4 at top-6) each pair is its own row tile: no sorting launches, an expert two pairs
+# share is read twice
+MOE_DECODE_V4_DIRECT = MOE_DECODE_V4._replace(direct_pairs=24)
+MOE_DECODE_V4_N64_DIRECT = MOE_DECODE_V4_N64._replace(direct_pairs=24)
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
@@ -380,17 +397,21 @@ MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(16, 256, 4, 3), down=MoEGemmTile(16, 256, 4, 3)),
                    MOE_DECODE._replace(gate_up=MoEGemmTile(32, 256, 2, 3), down=MoEGemmTile(64, 256, 4, 2)),
                    MOE_DECODE_SPLIT, MOE_DECODE_SPLIT4, MOE_DECODE_SPLIT_WIDE, MOE_DECODE_SPLIT_DEEP,
-                   MOE_DECODE_SPLIT_N64, MOE_DECODE_DEEP)
+                   MOE_DECODE_SPLIT_N64, MOE_DECODE_DEEP, MOE_DECODE_V4, MOE_DECODE_V4_N64, MOE_DECODE_V4_W2,
+                   MOE_DECODE_V4_N128, MOE_DECODE_V4_S4, MOE_DECODE_V4_DIRECT, MOE_DECODE_V4_N64_DIRECT)
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
                     MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
                     MoEConfig(128, MoEGemmTile(64, 64, 8, 3), MoEGemmTile(128, 64, 8, 3)))
-# The defaults, from `moe_tune` / `moe` (H200, 2026-12-01): decode = split K 2/2 with the deep gate/up pipeline (T = 1:
-# 101 / 117 us native / SM80 ISA against 131 / 144 us for the v2 decode tiles). Prefill stays on the 128 x 64 x 8-warp
+# The defaults, from `moe_tune` (H200, 2026-12-01 12:50, both instruction-set modes). Up to 24 (token, slot) pairs
+# (T <= 4): v4 with 64-column tiles, K split 4 / 2, one row tile per pair and no sorting launches (T = 1: 98.5 / 89.5 us
+# SM80 ISA / native against 121.9 / 98.7 us for the v3 split 2/2 default before). Up to ~32 rows an expert: v4 with
+# 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill stays on the 128 x 64 x 8-warp
 # tiles: the 64 x 64 x 4-warp v2 tiles win natively (14.7 against 16.4 ms at T = 8192) but lose in the SM80 ISA, the
 # code an Ampere part runs (35.2 against 29.9 ms).
-MOE_DECODE_DEFAULT = MOE_DECODE_SPLIT_DEEP
+MOE_TINY_DEFAULT = MOE_DECODE_V4_N64_DIRECT
+MOE_DECODE_DEFAULT = MOE_DECODE_V4_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
@@ -407,10 +428,14 @@ def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
 
 def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.hidden,
                        intermediate: int = DSV41_MOE.intermediate) -> MoEConfig:
-    """Decode tiles (16 rows) while an expert sees fewer than ~32 rows on average, else 64-row tiles; block sizes
-    halved where they do not divide the model's sizes (small test models)."""
-    cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
-    sp = (cfg.split_up, cfg.split_down) if cfg.kernel == "v3" else (1, 1)
+    """Decode tiles (16 rows) while an expert sees fewer than ~32 rows on average (the direct tiles up to their
+    `direct_pairs`), else 64-row tiles; block sizes halved where they do not divide the model's sizes (small test
+    models)."""
+    if n_pairs <= MOE_TINY_DEFAULT.direct_pairs:
+        cfg = MOE_TINY_DEFAULT
+    else:
+        cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
+    sp = (cfg.split_up, cfg.split_down) if cfg.kernel in ("v3", "v4") else (1, 1)
     return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden, sp[0]),
                         down=_fit(cfg.down, hidden, intermediate, sp[1]))
 
@@ -516,45 +541,45 @@ def _moe_sum_kernel(pairs_ptr, shared_ptr, out_ptr, H, NP, TOPK: tl.constexpr, B
 # %% ../../nbs/04c_moe.ipynb #b7d4c3a2
 @triton.jit
 def _e2m1x4_scaled_bf16(codes, scale2):
-    """Packed E2M1 pairs (uint8) times packed UE8M0 scales (`ue8m0_bf16x2`, one per byte) -> (low nibbles, high
-    nibbles) as bf16, with integer and bf16x2 instructions only. GPU only (PTX)."""
+    """Packed E2M1 pairs (uint8) times packed UE8M0 scales (`ue8m0_bf16x2`; the 4 bytes of one call share a group,
+    so its first scale serves all) -> (low nibbles, high nibbles) as bf16, with integer and bf16x2 instructions
+    only. GPU only (PTX). Two bytes are spread to the high bytes of the two halves of a word, [0, b0, 0, b1], so one
+    mask-and-shift pair places both nibbles' sign (bit 15) and exponent/mantissa bits (8..6) at once; the value is
+    then 2^-126 times the E2M1 value (subnormal bf16 for 0.5), exact, and two products by 2^126 and by the scale
+    round once, as a bf16 multiply of the decoded value by the scale would."""
     return tl.inline_asm_elementwise(
         """{
-        .reg .b32 p, q, a, b, k, z, s, t;
+        .reg .b32 p, q, a, b, k, z;
         mov.b32 k, 0x7E807E80;
         mov.b32 z, 0x80008000;
-        prmt.b32 p, $4, 0, 0x4140;
-        prmt.b32 q, $4, 0, 0x4342;
-        prmt.b32 s, $5, $6, 0x5410;
-        prmt.b32 t, $7, $8, 0x5410;
-        shl.b32 a, p, 6;
-        shl.b32 b, p, 12;
-        and.b32 a, a, 0x01C001C0;
-        and.b32 b, b, 0x80008000;
+        prmt.b32 p, $4, 0, 0x1404;
+        prmt.b32 q, $4, 0, 0x3424;
+        shl.b32 a, p, 4;
+        shr.b32 b, p, 2;
+        and.b32 a, a, 0x80008000;
+        and.b32 b, b, 0x01C001C0;
         or.b32 a, a, b;
         fma.rn.bf16x2 a, a, k, z;
-        fma.rn.bf16x2 $0, a, s, z;
-        shl.b32 a, q, 6;
-        shl.b32 b, q, 12;
-        and.b32 a, a, 0x01C001C0;
-        and.b32 b, b, 0x80008000;
+        fma.rn.bf16x2 $0, a, $5, z;
+        shl.b32 a, q, 4;
+        shr.b32 b, q, 2;
+        and.b32 a, a, 0x80008000;
+        and.b32 b, b, 0x01C001C0;
         or.b32 a, a, b;
         fma.rn.bf16x2 a, a, k, z;
-        fma.rn.bf16x2 $1, a, t, z;
-        shl.b32 a, p, 2;
-        shl.b32 b, p, 8;
-        and.b32 a, a, 0x01C001C0;
-        and.b32 b, b, 0x80008000;
+        fma.rn.bf16x2 $1, a, $5, z;
+        shr.b32 b, p, 6;
+        and.b32 a, p, 0x80008000;
+        and.b32 b, b, 0x01C001C0;
         or.b32 a, a, b;
         fma.rn.bf16x2 a, a, k, z;
-        fma.rn.bf16x2 $2, a, s, z;
-        shl.b32 a, q, 2;
-        shl.b32 b, q, 8;
-        and.b32 a, a, 0x01C001C0;
-        and.b32 b, b, 0x80008000;
+        fma.rn.bf16x2 $2, a, $5, z;
+        shr.b32 b, q, 6;
+        and.b32 a, q, 0x80008000;
+        and.b32 b, b, 0x01C001C0;
         or.b32 a, a, b;
         fma.rn.bf16x2 a, a, k, z;
-        fma.rn.bf16x2 $3, a, t, z;
+        fma.rn.bf16x2 $3, a, $5, z;
         }""",
         "=r,=r,=r,=r,r,r,r,r,r", [codes, scale2], dtype=(tl.bfloat16, tl.bfloat16), is_pure=True, pack=4)
 
@@ -568,11 +593,14 @@ def _mxfp4_scales(s_ptr, rows, KS, kb0, KH, BN: tl.constexpr, BK: tl.constexpr):
 
 @triton.jit
 def _mxfp4_tile_v2(w_ptr, rows, KH, kb0, sc, BN: tl.constexpr, BK: tl.constexpr, FAST: tl.constexpr,
-                   TILE_2D: tl.constexpr):
+                   TILE_2D: tl.constexpr, PERM: tl.constexpr):
     """Rows `rows` (int64 [BN]) of an MXFP4 matrix (KH bytes a row), packed columns kb0..kb0+BK/2, scales `sc`
-    (`_mxfp4_scales`) -> bf16 [BK, BN] (transposed). Groups of 32 values are a [BN, BK/32, 16] byte tile: 16-byte
-    loads, the group's scale broadcast along the last dim, both nibbles decoded by `_e2m1x4_scaled_bf16` (FAST,
-    the interpreter takes the fp32 helpers) and interleaved in registers."""
+    (`_mxfp4_scales`) -> bf16 [BK, BN] (transposed). Groups of 32 values are a [BN, BK/32, 16] byte tile (16 bytes
+    of a row a group; Triton copies them 8 bytes a thread in this layout), the group's scale broadcast along the
+    last dim, both nibbles decoded by `_e2m1x4_scaled_bf16` (FAST, the interpreter takes the fp32 helpers) and
+    interleaved in registers. PERM: the K order within each group of 4
+    values is (0, 2, 1, 3) (`perm_k4`; the activations must come in that order), so every bf16 pair the decode
+    writes is already an operand register pair and the interleave costs no byte permutes."""
     G: tl.constexpr = BK // 32
     if TILE_2D:                  # for wgmma targets (Hopper): Triton's operand pass rejects the 3D tile there
         codes = tl.reshape(tl.load(w_ptr + rows[:, None] * KH + kb0 + tl.arange(0, BK // 2)[None, :]), (BN, G, 16))
@@ -585,12 +613,16 @@ def _mxfp4_tile_v2(w_ptr, rows, KH, kb0, sc, BN: tl.constexpr, BK: tl.constexpr,
         f = ue8m0_to_f32(sc)[:, :, None]
         lo = (e2m1_to_f32(codes) * f).to(tl.bfloat16)
         hi = (e2m1_to_f32(codes.to(tl.int32) >> 4) * f).to(tl.bfloat16)
-    return tl.trans(tl.reshape(tl.join(lo, hi), (BN, BK)))
+    v = tl.join(lo, hi)                                          # [BN, G, 16, 2]: value 2i + h of each group
+    if PERM:                                                     # value 4j + 2l + h -> position 4j + 2h + l
+        v = tl.permute(tl.reshape(v, (BN, G, 8, 2, 2)), (0, 1, 2, 4, 3))
+    return tl.trans(tl.reshape(v, (BN, BK)))
 
 
 @triton.jit
 def _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, kb_lo, kb_hi, BM: tl.constexpr,
-                     BN: tl.constexpr, BK: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr):
+                     BN: tl.constexpr, BK: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr,
+                     PERM: tl.constexpr):
     """v2's gate and up accumulation over packed K columns kb_lo..kb_hi (all of K, or one split-K slice): the next
     step's E8M0 scales load one step ahead of the MXFP4 decode."""
     acc_g = tl.zeros((BM, BN), dtype=tl.float32)
@@ -601,8 +633,9 @@ def _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, k
         nxt_g = _mxfp4_scales(s_ptr, gate_rows, KS, kb0 + BK // 2, kb_hi, BN, BK)      # one step ahead
         nxt_u = _mxfp4_scales(s_ptr, gate_rows + I, KS, kb0 + BK // 2, kb_hi, BN, BK)
         a = tl.load(x_ptr + tok[:, None] * H + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
-        acc_g = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows, KH, kb0, sc_g, BN, BK, FAST, TILE_2D), acc_g, UPCAST)
-        acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D), acc_u, UPCAST)
+        acc_g = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows, KH, kb0, sc_g, BN, BK, FAST, TILE_2D, PERM), acc_g, UPCAST)
+        acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D, PERM), acc_u,
+                     UPCAST)
         sc_g, sc_u = nxt_g, nxt_u
     return acc_g, acc_u
 
@@ -619,7 +652,7 @@ def _moe_gate_up_v2_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_
     gate_rows = e.to(tl.int64) * 2 * I + n
     k = tl.arange(0, BK)
     acc_g, acc_u = _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, 0, KH, BM, BN, BK, UPCAST,
-                                    FAST, TILE_2D)
+                                    FAST, TILE_2D, False)
     g = tl.minimum(acc_g, limit)
     u = tl.minimum(tl.maximum(acc_u, -limit), limit)
     h = g / (1.0 + tl.exp(-g)) * u
@@ -641,7 +674,7 @@ def _moe_down_v2_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, 
     for kb0 in range(0, KH, BK // 2):
         nxt = _mxfp4_scales(s_ptr, w_rows, KS, kb0 + BK // 2, KH, BN, BK)
         a = tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
-        acc = _mm(a, _mxfp4_tile_v2(w_ptr, w_rows, KH, kb0, sc, BN, BK, FAST, TILE_2D), acc, UPCAST)
+        acc = _mm(a, _mxfp4_tile_v2(w_ptr, w_rows, KH, kb0, sc, BN, BK, FAST, TILE_2D, False), acc, UPCAST)
         sc = nxt
     acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[:, None]
     tl.store(out_ptr + pair[:, None] * H + n[None, :], acc, mask=ok[:, None])
@@ -649,14 +682,29 @@ def _moe_down_v2_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, 
 
 # %% ../../nbs/04c_moe.ipynb #33312c36
 @triton.jit
-def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, part_ptr, H, I, KH, KS, E, R,
+def _split_rows(sorted_ptr, offsets_ptr, counts_ptr, E, BM: tl.constexpr, E_PAD: tl.constexpr, DIRECT: tl.constexpr):
+    """Row tile `program_id(1)` of the split kernels -> (expert, rows, which rows are real, their pairs). DIRECT: tile p
+    is pair p alone and its expert comes straight from the routing ids (`sorted_ptr` then holds the ids `[T k]`)."""
+    if DIRECT:
+        p = tl.program_id(1)
+        rows = p + tl.arange(0, BM)
+        return tl.load(sorted_ptr + p), rows, tl.arange(0, BM) == 0, rows.to(tl.int64)
+    else:
+        return _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, tl.program_id(1) * BM, E, BM, 1, E_PAD)
+
+
+@triton.jit
+def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, part_ptr, H, I, KH, KS, E, NP,
                               TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                               SPLIT: tl.constexpr, E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr,
-                              TILE_2D: tl.constexpr):
-    "v3: v2's gate/up tile over K slice `program_id(2)` of SPLIT; fp32 gate and up partials -> part `[SPLIT, R, 2I]`."
-    row0 = tl.program_id(1) * BM
-    if row0 >= tl.load(offsets_ptr + E): return
-    e, rows, ok, tok = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, TOPK, E_PAD)
+                              TILE_2D: tl.constexpr, PERM: tl.constexpr, DIRECT: tl.constexpr):
+    """v3: v2's gate/up tile over K slice `program_id(2)` of SPLIT; fp32 gate and up partials of each (token, slot)
+    pair -> part `[SPLIT, NP, 2I]` (NP = T k: sized by the pairs, not by the padded rows).
+    v4 (PERM): x comes in the `perm_k4` order and the weights are decoded in it. DIRECT: `_split_rows`."""
+    if not DIRECT:
+        if tl.program_id(1) * BM >= tl.load(offsets_ptr + E): return
+    e, rows, ok, pair = _split_rows(sorted_ptr, offsets_ptr, counts_ptr, E, BM, E_PAD, DIRECT)
+    tok = pair // TOPK
     n = tl.program_id(0) * BN + tl.arange(0, BN)
     gate_rows = e.to(tl.int64) * 2 * I + n
     sid = tl.program_id(2)
@@ -664,43 +712,53 @@ def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr,
     kb_hi = kb_lo + KH // SPLIT
     k = tl.arange(0, BK)
     acc_g, acc_u = _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, kb_lo, kb_hi, BM, BN, BK, UPCAST,
-                                    FAST, TILE_2D)
-    dst = part_ptr + (sid * R + rows[:, None]).to(tl.int64) * (2 * I) + n[None, :]
+                                    FAST, TILE_2D, PERM)
+    dst = part_ptr + (sid * NP + pair[:, None]) * (2 * I) + n[None, :]
     tl.store(dst, acc_g, mask=ok[:, None])
     tl.store(dst + I, acc_u, mask=ok[:, None])
 
 
 @triton.jit
-def _moe_swiglu_kernel(part_ptr, offsets_ptr, counts_ptr, h_ptr, I, R, E, limit, BM: tl.constexpr,
-                       BLOCK: tl.constexpr, SPLIT: tl.constexpr, E_PAD: tl.constexpr, UPCAST: tl.constexpr):
-    "v3: the gate/up partials of one row tile summed in slice order, clamped SwiGLU -> h (bf16, sorted rows)."
+def _moe_swiglu_kernel(part_ptr, sorted_ptr, offsets_ptr, counts_ptr, h_ptr, I, NP, E, limit, BM: tl.constexpr,
+                       BLOCK: tl.constexpr, SPLIT: tl.constexpr, E_PAD: tl.constexpr, UPCAST: tl.constexpr,
+                       PERM: tl.constexpr, DIRECT: tl.constexpr):
+    """v3: the gate/up partials of one row tile summed in slice order, clamped SwiGLU -> h (bf16, sorted rows);
+    v4 (PERM): h stored in the `perm_k4` order the down GEMM decodes its weights in. DIRECT: rows are the pairs."""
     row0 = tl.program_id(0) * BM
-    if row0 >= tl.load(offsets_ptr + E): return
-    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
     rows = row0 + tl.arange(0, BM)
+    if DIRECT:
+        end = NP
+        pair = rows.to(tl.int64)
+    else:
+        if row0 >= tl.load(offsets_ptr + E): return
+        e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+        pair = tl.load(sorted_ptr + rows, mask=rows < end, other=0).to(tl.int64)
     n = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     m = (rows < end)[:, None] & (n < I)[None, :]
-    src = part_ptr + rows[:, None].to(tl.int64) * (2 * I) + n[None, :]
+    src = part_ptr + pair[:, None] * (2 * I) + n[None, :]
     g = tl.load(src, mask=m, other=0.0)
     u = tl.load(src + I, mask=m, other=0.0)
     for s in tl.static_range(1, SPLIT):
-        off = (R * s).to(tl.int64) * (2 * I)
+        off = (NP * s).to(tl.int64) * (2 * I)
         g += tl.load(src + off, mask=m, other=0.0)
         u += tl.load(src + off + I, mask=m, other=0.0)
     g = tl.minimum(g, limit)
     u = tl.minimum(tl.maximum(u, -limit), limit)
     h = g / (1.0 + tl.exp(-g)) * u
-    tl.store(h_ptr + rows[:, None].to(tl.int64) * I + n[None, :], to_bf16(h, UPCAST), mask=m)
+    col = (n & ~3) | ((n & 1) << 1) | ((n >> 1) & 1) if PERM else n      # perm_k4 swaps bits 0 and 1 of the column
+    tl.store(h_ptr + rows[:, None].to(tl.int64) * I + col[None, :], to_bf16(h, UPCAST), mask=m)
 
 
 @triton.jit
 def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, H, I, KH,
                            KS, E, NP, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, SPLIT: tl.constexpr,
-                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr):
-    "v3: v2's down tile over K slice `program_id(2)` of SPLIT, times the routing weight -> out `[SPLIT, NP, H]`."
-    row0 = tl.program_id(1) * BM
-    if row0 >= tl.load(offsets_ptr + E): return
-    e, rows, ok, pair = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, 1, E_PAD)
+                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr,
+                           PERM: tl.constexpr, DIRECT: tl.constexpr):
+    """v3: v2's down tile over K slice `program_id(2)` of SPLIT, times the routing weight -> out `[SPLIT, NP, H]`;
+    v4 (PERM): h in the `perm_k4` order. DIRECT: `_split_rows`."""
+    if not DIRECT:
+        if tl.program_id(1) * BM >= tl.load(offsets_ptr + E): return
+    e, rows, ok, pair = _split_rows(sorted_ptr, offsets_ptr, counts_ptr, E, BM, E_PAD, DIRECT)
     n = tl.program_id(0) * BN + tl.arange(0, BN)
     w_rows = e.to(tl.int64) * H + n
     sid = tl.program_id(2)
@@ -712,7 +770,7 @@ def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_pt
     for kb0 in range(kb_lo, kb_hi, BK // 2):
         nxt = _mxfp4_scales(s_ptr, w_rows, KS, kb0 + BK // 2, kb_hi, BN, BK)
         a = tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
-        acc = _mm(a, _mxfp4_tile_v2(w_ptr, w_rows, KH, kb0, sc, BN, BK, FAST, TILE_2D), acc, UPCAST)
+        acc = _mm(a, _mxfp4_tile_v2(w_ptr, w_rows, KH, kb0, sc, BN, BK, FAST, TILE_2D, PERM), acc, UPCAST)
         sc = nxt
     acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[:, None]
     tl.store(out_ptr + (sid * NP + pair[:, None]) * H + n[None, :], acc, mask=ok[:, None])
@@ -722,6 +780,12 @@ def _wgmma_target(device: torch.device) -> bool:
     "Whether Triton lowers for Hopper or newer here (wgmma), i.e. a CUDA device of sm_90+ not forced to sm_80."
     if device.type != "cuda" or os.environ.get("TRITON_OVERRIDE_ARCH", "").startswith("sm8"): return False
     return torch.cuda.get_device_capability(device)[0] >= 9
+
+
+def perm_k4(x: torch.Tensor) -> torch.Tensor:
+    "Columns of `x` [T, K] in the v4 order: within each group of 4, (0, 2, 1, 3) (its own inverse)."
+    T, K = x.shape
+    return x.view(T, K // 4, 2, 2).transpose(2, 3).reshape(T, K)
 
 
 def _check_experts(experts: MoEExperts, H: int):
@@ -749,9 +813,9 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
     cfg = config or moe_default_config(T * k, E, H, I)
-    if cfg.kernel not in ("v1", "v2", "v3"):
-        raise InputError(f"config.kernel: expected 'v1', 'v2' or 'v3', got {cfg.kernel!r}")
-    split = (cfg.split_up, cfg.split_down) if cfg.kernel == "v3" else (1, 1)
+    if cfg.kernel not in ("v1", "v2", "v3", "v4"):
+        raise InputError(f"config.kernel: expected 'v1', 'v2', 'v3' or 'v4', got {cfg.kernel!r}")
+    split = (cfg.split_up, cfg.split_down) if cfg.kernel in ("v3", "v4") else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
             raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
@@ -763,8 +827,14 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         return moe_experts_ref(x, weights, ids, experts, swiglu_limit, shared_out).to(torch.bfloat16)
     out = torch.empty(T, H, dtype=torch.bfloat16, device=x.device)
     if T == 0: return out
-    al = moe_align(ids, E, cfg.block_m)
-    h = torch.empty(al.max_tiles * cfg.block_m, I, dtype=torch.bfloat16, device=x.device)
+    direct = cfg.kernel in ("v3", "v4") and T * k <= cfg.direct_pairs
+    if direct:      # each pair its own row tile, its expert read from `ids`: no sorting launches
+        flat = ids.reshape(-1)
+        al = MoEAlignment(flat, flat, flat, cfg.block_m, T * k)      # tile p = pair p
+        h = torch.empty(T * k, I, dtype=torch.bfloat16, device=x.device)
+    else:
+        al = moe_align(ids, E, cfg.block_m)
+        h = torch.empty(al.max_tiles * cfg.block_m, I, dtype=torch.bfloat16, device=x.device)
     pairs = torch.empty(split[1], T * k, H, dtype=torch.float32, device=x.device)
     E_PAD, up, dn, interp = triton.next_power_of_2(E), cfg.gate_up, cfg.down, interpreting()
     if cfg.kernel == "v1":
@@ -775,16 +845,19 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
                experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
-    elif cfg.kernel == "v3":
-        v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device))
-        R = al.max_tiles * cfg.block_m
-        part = torch.empty(split[0], R, 2 * I, dtype=torch.float32, device=x.device)
-        launch(_moe_gate_up_split_kernel, (I // up.block_n, al.max_tiles, split[0]), x, al.sorted_ids, al.offsets,
-               al.counts, experts.w13, experts.w13_scale, part, H, I, H // 2, H // MXFP4_GROUP, E, R, TOPK=k,
+    elif cfg.kernel in ("v3", "v4"):
+        perm = cfg.kernel == "v4"
+        v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
+                  DIRECT=direct)
+        xa = perm_k4(x) if perm else x
+        part = torch.empty(split[0], T * k, 2 * I, dtype=torch.float32, device=x.device)
+        launch(_moe_gate_up_split_kernel, (I // up.block_n, al.max_tiles, split[0]), xa, al.sorted_ids, al.offsets,
+               al.counts, experts.w13, experts.w13_scale, part, H, I, H // 2, H // MXFP4_GROUP, E, T * k, TOPK=k,
                BM=cfg.block_m, BN=up.block_n, BK=up.block_k, SPLIT=split[0], num_warps=up.num_warps,
                num_stages=up.num_stages, **v2)
-        launch(_moe_swiglu_kernel, (al.max_tiles, triton.cdiv(I, 256)), part, al.offsets, al.counts, h, I, R, E,
-               float(swiglu_limit), BM=cfg.block_m, BLOCK=256, SPLIT=split[0], E_PAD=E_PAD, UPCAST=interp, num_warps=4)
+        launch(_moe_swiglu_kernel, (triton.cdiv(T * k, cfg.block_m) if direct else al.max_tiles, triton.cdiv(I, 256)),
+               part, al.sorted_ids, al.offsets, al.counts, h, I, T * k, E, float(swiglu_limit), BM=cfg.block_m,
+               BLOCK=256, SPLIT=split[0], E_PAD=E_PAD, UPCAST=interp, PERM=perm, DIRECT=direct, num_warps=4)
         launch(_moe_down_split_kernel, (H // dn.block_n, al.max_tiles, split[1]), h, al.sorted_ids, al.offsets,
                al.counts, weights, experts.w2, experts.w2_scale, pairs, H, I, I // 2, I // MXFP4_GROUP, E, T * k,
                BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k, SPLIT=split[1], num_warps=dn.num_warps,
@@ -909,12 +982,14 @@ def _bench_moe(ctx):
 
 def _tile_name(cfg: MoEConfig) -> str:
     t = lambda g: f"{g.block_n}x{g.block_k}/w{g.num_warps}s{g.num_stages}"
-    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel == "v3" else ""
+    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in ("v3", "v4") else ""
+    sp += f" direct <= {cfg.direct_pairs}" if cfg.direct_pairs else ""
     return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}{sp}"
 
 
 @benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles and v3 (split K): T = 1 and 64 "
-           "(decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate)")
+           "(decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; --quick: v1 and the "
+           "default only)")
 def _bench_moe_tune(ctx):
     s = DSV41_MOE
     H, I, E, k = s.hidden, s.intermediate, s.experts, s.top_k
@@ -922,7 +997,8 @@ def _bench_moe_tune(ctx):
     ex = _random_experts(E, H, I, ctx.device)
     wg = (torch.randn(E, H, device=ctx.device) * H**-0.5).bfloat16()
     bias = torch.randn(E, device=ctx.device) * 0.1
-    for T, cfgs in ((1, MOE_TUNE_DECODE), (64, MOE_TUNE_DECODE), (8192, MOE_TUNE_PREFILL)):
+    prefill = MOE_TUNE_PREFILL[:2] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1 and the default at T = 8192
+    for T, cfgs in ((1, MOE_TUNE_DECODE), (64, MOE_TUNE_DECODE), (8192, prefill)):
         n = 2 if T >= 512 else 8
         xs = [torch.randn(T, H, device=ctx.device).bfloat16() for _ in range(n)]
         routes = [moe_route(x, wg, bias, k) for x in xs]
