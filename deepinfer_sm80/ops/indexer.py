@@ -20,10 +20,11 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_DEFAULT',
-           'PREFILL_V1', 'PREFILL', 'PREFILL_TUNE', 'DECODE_TUNE_TILES', 'IndexerKeyLayout', 'indexer_key_rows',
-           'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache', 'insert_indexer_k_ref',
-           'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref',
-           'IndexerTile', 'DecodeTile', 'indexer_topk_decode', 'PrefillConfig', 'indexer_topk_prefill']
+           'PREFILL_V1', 'PREFILL', 'PREFILL_TUNE', 'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES', 'IndexerKeyLayout',
+           'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache',
+           'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries',
+           'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'DecodeTile', 'indexer_topk_decode',
+           'PrefillConfig', 'indexer_topk_prefill']
 
 # %% ../../nbs/03g_indexer.ipynb #075c7c81
 @dataclass(frozen=True)
@@ -418,6 +419,9 @@ class PrefillConfig(NamedTuple):
     "How `indexer_topk_prefill` works: the scoring tile, and chunks of query rows (`rows`) or of keys (the first method)."
     tile: IndexerTile
     rows: bool = True
+    keys_first: bool | None = None   # row chunks: key tiles fastest in the grid, so the programs in flight share
+                                     # one row tile's queries (1 MB at 128 rows x 32 heads) instead of reading every
+                                     # row tile's queries once per key tile; None: when a chunk has >= 16 row tiles
 
 
 PREFILL_V1 = PrefillConfig(PREFILL_TILE, rows=False)            # key chunks, running top-k, every tile scored
@@ -427,6 +431,10 @@ PREFILL_TUNE = {"v1": PREFILL_V1, "rows 128x64 w8 s2": PREFILL,
                 "rows 64x64 w4 s2": PrefillConfig(IndexerTile(64, 64, 4, 2)),
                 "rows 64x128 w8 s2": PrefillConfig(IndexerTile(64, 128, 8, 2)),
                 "rows 128x64 w8 s3": PrefillConfig(IndexerTile(128, 64, 8, 3))}
+# From 16 row tiles a chunk (its queries: 16 MB at 32 heads) the key tiles go fastest in the grid: H200, 2026-12-01,
+# scores of all row chunks, SM80 ISA / native: T = 16,384 (32 row tiles a chunk) 8.00 -> 6.89 / 5.52 -> 4.53 ms;
+# T = 65,536 (8 row tiles a chunk) 97.4 -> 100.3 / 59.4 -> 60.2 ms, so row tiles stay fastest there
+KEYS_FIRST_ROW_TILES = 16
 allow_shared_memory("_indexer_prefill_kernel", 81920, "the tuning variant 128x64 with three cp.async stages of "
                     "32 KB query tiles; the default (two stages) takes 48 KB")
 
@@ -435,14 +443,18 @@ allow_shared_memory("_indexer_prefill_kernel", 81920, "the tuning variant 128x64
 def _indexer_prefill_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, n_rows, n_cols, out_stride,
                             block_stride, ratio, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                             SCALE_BYTES: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_N: tl.constexpr,
-                            F32: tl.constexpr):
+                            F32: tl.constexpr, KEYS_FIRST: tl.constexpr):
     "Scores of query rows 0..n_rows-1 against keys 0..n_cols-1 (-inf past a row's causal entries)."
-    t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
-    n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    if KEYS_FIRST:                                     # key tiles fastest: the programs in flight share queries
+        pid_t, pid_n = tl.program_id(1), tl.program_id(0)
+    else:
+        pid_t, pid_n = tl.program_id(0), tl.program_id(1)
+    t = pid_t * BLOCK_T + tl.arange(0, BLOCK_T)
+    n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     t_ok = t < n_rows
     lim = (tl.load(pos_ptr + t, mask=t_ok, other=-1).to(tl.int64) + 1) // ratio      # causal entries; 0 past the rows
     top = tl.max(lim, axis=0)
-    go = tl.program_id(1) * BLOCK_N < top              # some row of the block sees this key tile
+    go = pid_n * BLOCK_N < top                         # some row of the block sees this key tile
     kt, scale = _decode_key_tile(cache_ptr, bt_ptr, n, tl.minimum(n_cols, top), block_stride, BLOCK_SIZE, DIM,
                                  SCALE_BYTES, F32)
     d = tl.arange(0, DIM)
@@ -491,7 +503,7 @@ def _prefill_key_chunks(q, weights, positions, n_row, N, k_cache, block_table, b
 
 
 def _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, block_table, block_size, ratio, k,
-                        pool, pool_block, chunk, tile, record, select=True):
+                        pool, pool_block, chunk, tile, record, select=True, keys_first=None):
     "Row chunks of Tc tokens: causal scores [Tc, Nc] (Nc: the chunk's most entries), then one top-k with row lengths."
     T, G = q.shape[0], tile.block_t
     Tc = chunk or PREFILL_BUFFER_BYTES // (4 * max(N, 1))
@@ -508,10 +520,12 @@ def _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, blo
         if Nc == 0:
             continue
         sc = buf[:(r1 - r0) * width].view(r1 - r0, width)[:, :Nc]
-        launch(_indexer_prefill_kernel, (triton.cdiv(r1 - r0, G), triton.cdiv(Nc, tile.block_n)), q[r0:r1],
+        grid = (triton.cdiv(r1 - r0, G), triton.cdiv(Nc, tile.block_n))
+        kf = grid[0] >= KEYS_FIRST_ROW_TILES if keys_first is None else keys_first
+        launch(_indexer_prefill_kernel, grid[::-1] if kf else grid, q[r0:r1],
                weights[r0:r1], positions[r0:r1], k_cache, block_table, sc, r1 - r0, Nc, width, k_cache.shape[1],
                ratio, H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes, BLOCK_T=G,
-               BLOCK_N=tile.block_n, F32=f32, num_warps=tile.num_warps,
+               BLOCK_N=tile.block_n, F32=f32, KEYS_FIRST=kf, num_warps=tile.num_warps,
                num_stages=tile.num_stages)
         if record:
             break
@@ -580,7 +594,7 @@ def indexer_topk_prefill(
     record = backend == "record"
     if cfg.rows:
         out = _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, block_table, block_size,
-                                  ratio, k, pool, pool_block, chunk, cfg.tile, record)
+                                  ratio, k, pool, pool_block, chunk, cfg.tile, record, keys_first=cfg.keys_first)
     else:
         out = _prefill_key_chunks(q, weights, positions, n_row, N, k_cache, block_table, block_size, ratio, k,
                                   pool, pool_block, chunk, cfg.tile, record)
@@ -704,7 +718,7 @@ def _indexer_prefill_aot_examples():
     meta = torch.device("meta")
     B = 64
     for T, H in ((1024, 32), (8192, 32), (8192, 64)):
-        for cfg in (None, PREFILL_V1):
+        for cfg in (None, PREFILL_V1, PREFILL._replace(keys_first=True)):    # both grid orders
             q = torch.empty(T, H, 128, dtype=torch.bfloat16, device=meta)
             indexer_topk_prefill(q, torch.empty(T, H, device=meta), torch.empty(T, dtype=torch.int64, device=meta),
                                  torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
@@ -735,10 +749,12 @@ def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64, **kw):
     T, tile = q.shape[0], cfg.tile
     buf = torch.empty(T, C, device=ctx.device)
     if cfg.rows:
-        return ctx.time([lambda: launch(_indexer_prefill_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n)),
+        grid = (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n))
+        kf = grid[0] >= KEYS_FIRST_ROW_TILES if cfg.keys_first is None else cfg.keys_first
+        return ctx.time([lambda: launch(_indexer_prefill_kernel, grid[::-1] if kf else grid,
                                         q, w, pos, cache, bt, buf, T, C, C, cache.shape[1], 1, H=32, DIM=128,
                                         BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
-                                        F32=False, num_warps=tile.num_warps,
+                                        F32=False, KEYS_FIRST=kf, num_warps=tile.num_warps,
                                         num_stages=tile.num_stages)], **kw)
     return ctx.time([lambda: launch(_indexer_scores_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n)),
                                     q, w, pos, cache, bt, buf, T, 0, C, C, cache.shape[1], 1, H=32, DIM=128,
