@@ -21,10 +21,10 @@ import triton
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
            'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES', 'GPU_CELL_NOTE',
            'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
-           'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'select_backend', 'LaunchRecord',
-           'aot_examples', 'allow_shared_memory', 'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs',
-           'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device',
-           'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
+           'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability', 'select_backend',
+           'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording_for', 'recording', 'launch', 'selftest',
+           'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
+           'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -208,6 +208,19 @@ def interpreting() -> bool:
 _RECORDING: list | None = None     # the launches being recorded, inside `recording()` (below)
 
 
+def target_capability(device: torch.device) -> int | None:
+    """The compute capability the kernels are compiled for on `device`, as 80, 86, 90: the GPU's own, or the one
+    `TRITON_OVERRIDE_ARCH` names (`sm80`: Ampere code on a newer GPU); None off CUDA. For tiles chosen per
+    architecture."""
+    arch = os.environ.get("TRITON_OVERRIDE_ARCH", "")
+    if device.type != "cuda":
+        return None
+    if arch.startswith("sm") and arch[2:].isdigit():
+        return int(arch[2:])
+    major, minor = torch.cuda.get_device_capability(device)
+    return 10 * major + minor
+
+
 def select_backend(*tensors: torch.Tensor, min_capability: tuple[int, int] = (8, 0)) -> str:
     "Decide how a call runs: 'triton', 'interpreter', 'torch' or 'record' (compile gate)."
     devices = {t.device for t in tensors if isinstance(t, torch.Tensor)}
@@ -245,13 +258,14 @@ class LaunchRecord:
     num_warps: int
     num_stages: int
     grid: tuple
+    targets: tuple | None = None   # compute capabilities this launch is meant for (None: every target)
 
     @property
     def name(self) -> str: return self.kernel.__name__
 
     def key(self):
         return (self.name, tuple(sorted(self.signature.items())), tuple(sorted((k, repr(v)) for k, v in self.constexprs.items())),
-                self.num_warps, self.num_stages)
+                self.num_warps, self.num_stages, self.targets)
 
 
 AOT_EXAMPLES: list[Callable[[], None]] = []
@@ -272,6 +286,21 @@ def allow_shared_memory(kernel_name: str, nbytes: int, reason: str):
     if nbytes > SM86_SMEM_LIMIT:
         raise ValueError(f"{kernel_name}: {nbytes} bytes exceeds the SM86 limit of {SM86_SMEM_LIMIT}")
     SMEM_EXCEPTIONS[kernel_name] = (nbytes, reason)
+
+
+_RECORD_TARGETS: tuple | None = None
+
+
+@contextlib.contextmanager
+def recording_for(*targets: int):
+    """Launches recorded inside are meant only for these compute capabilities (e.g. `recording_for(80, 90)`): a tile
+    chosen per architecture (`target_capability`) is compiled by the gate for its own targets alone."""
+    global _RECORD_TARGETS
+    prev, _RECORD_TARGETS = _RECORD_TARGETS, tuple(targets)
+    try:
+        yield
+    finally:
+        _RECORD_TARGETS = prev
 
 
 @contextlib.contextmanager
@@ -313,7 +342,8 @@ def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, **const
             if div16 and not plain(i): attrs[(i,)] = [["tt.divisibility", 16]]
         for k in consts: signature[k] = "constexpr"
         signature = {n: signature[n] for n in names}
-        _RECORDING.append(LaunchRecord(kernel, signature, consts, attrs, num_warps, num_stages, tuple(grid)))
+        _RECORDING.append(LaunchRecord(kernel, signature, consts, attrs, num_warps, num_stages, tuple(grid),
+                                       _RECORD_TARGETS))
         return None
     return kernel[tuple(grid)](*args, num_warps=num_warps, num_stages=num_stages, **constexprs)
 

@@ -9,13 +9,13 @@ from typing import NamedTuple
 
 import torch
 from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_tensor, launch,
-                                 select_backend, selftest, tilelang_programs)
+                                 recording_for, select_backend, selftest, target_capability, tilelang_programs)
 import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'MHC_TUNE_TILES', 'MHC_TUNE_SHAPES', 'MhcConsts', 'MhcOut', 'mhc_gates_ref',
-           'mhc_post_ref', 'mhc_collapse_ref', 'mhc_stream_mean_ref', 'rmsnorm_ref', 'mhc_seam_ref',
+__all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'HOIST3_TARGETS', 'MHC_TUNE_TILES', 'MHC_TUNE_SHAPES', 'MhcConsts', 'MhcOut',
+           'mhc_gates_ref', 'mhc_post_ref', 'mhc_collapse_ref', 'mhc_stream_mean_ref', 'rmsnorm_ref', 'mhc_seam_ref',
            'mhc_first_site_ref', 'mhc_site_params', 'mhc_carried_gates', 'MhcSeamTile', 'MhcPostTile', 'v2_tile',
            'seam_tile', 'seam_tile_v1', 'mhc_first_site', 'mhc_fused_post_pre_delayed', 'mhc_post', 'mhc_seam_tilelang',
            'mhc_fused_post_pre_delayed_tilelang']
@@ -677,7 +677,10 @@ def v2_tile(T: int, H: int, block_t: int, block_h: int, num_warps: int, presplit
     return MhcSeamTile(block_t, block_h, split, num_warps, num_stages, fbt, 512, fin_split, "v2", presplit, hoist)
 
 
-def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
+HOIST3_TARGETS = (80, 90)    # where the `hoist=3` seam tile compiles without spills and was measured faster
+
+
+def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False, cc: int | None = None) -> MhcSeamTile:
     """The default (v2) tile, from `mhc_tune` (H200, 2026-12-01, both instruction-set modes alike), every step's
     loads issued before its first store (`hoist`). Up to 16 tokens: 16 x 32 per step, fn split in the kernel (no
     extra launch), 4 warps, H split 160 ways (T = 12: 10.4 / 10.5 us native / SM80 against 11.1 / 11.0 without
@@ -685,12 +688,15 @@ def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False) -> M
     2-token tile that spills 4 bytes on sm_80). From 17 tokens on: 16 x 64 per step, 4 warps, fn split once per
     call, about 8 programs per SM (T = 1,024: 71 us, T = 8,192: 438 us, against 98 and 703 us for the previous
     default, 16 x 64 with fn split per program and no hoisting). Tap or not, the same tiles (at most 168 registers
-    on sm_80, no spills)."""
+    on sm_80, no spills). From 17 tokens on, when the kernels are compiled for sm_80 or sm_90 (`cc`, see
+    `target_capability`): `hoist=3`, the four output streams formed before the MMAs, bit-identical, 128 registers
+    on sm_80 (run 42: T = 8,192 422.7 / 424.0 us against 440.9 / 443.9, T = 1,024 67.2 / 67.5 against 70.1 / 70.2);
+    its sm_86 build spills 16 bytes, so sm_86 (and an unknown target) keeps `hoist=1`."""
     if interpreter:
         return MhcSeamTile(16, 32, 2, 4, 1, 2, 32, 2)
     if T <= 16:
         return v2_tile(T, H, 16, 32, 4, False, hoist=1)
-    return v2_tile(T, H, 16, 64, 4, True, hoist=1)
+    return v2_tile(T, H, 16, 64, 4, True, hoist=3 if cc in HOIST3_TARGETS else 1)
 
 
 def seam_tile_v1(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
@@ -736,7 +742,8 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
     out = _outputs(out, T, H, f.device, capture_aux)
     if T == 0:
         return out
-    cfg = cfg or seam_tile(T, H, backend == "interpreter", capture_aux)
+    # the first site keeps hoist=1 everywhere (hoist=3 was measured on the seam only)
+    cfg = cfg or seam_tile(T, H, backend == "interpreter", capture_aux, None if first else target_capability(f.device))
     if cfg.block_t < 16:
         raise InputError(f"config.block_t must be >= 16 (the gate projection is a tl.dot), got {cfg.block_t}")
     if cfg.kernel not in ("v1", "v2"):
@@ -1029,6 +1036,11 @@ def _mhc_aot_examples():
                                        config=seam_tile_v1(T, H, aux=aux))
         mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, None)
         mhc_post(f, R, post, comb)
+        if T > 16:                                      # the per-architecture tile, compiled for its own targets
+            with recording_for(*HOIST3_TARGETS):
+                for aux in (False, True):
+                    mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, capture_aux=aux,
+                                               config=seam_tile(T, H, aux=aux, cc=HOIST3_TARGETS[0]))
 
 
 def _tilelang_available() -> bool:
@@ -1091,11 +1103,11 @@ MHC_TUNE_SHAPES = ((16, 64, 4, True, 1, 0), (16, 64, 4, True, 2, 0), (16, 64, 4,
                    (32, 32, 4, True, 1, 3), (16, 64, 4, True, 2, 3))
 
 
-def _tune_tiles(T: int, H: int):
+def _tune_tiles(T: int, H: int, cc: int | None = None):
     "(name, tile) pairs of the sweep at T: the v1 and v2 defaults, then every v2 shape at three grid sizes."
     yield "v1 default", seam_tile_v1(T, H)
-    yield "v2 default", seam_tile(T, H)
-    d = seam_tile(T, H)
+    yield "v2 default", seam_tile(T, H, cc=cc)
+    d = seam_tile(T, H, cc=cc)
     yield "v2 default, finishing grid 2/SM", d._replace(fin_split=_finish_tile(T, H, d.n_split, _TARGET_PROGRAMS)[1])
     for bt, bh, nw, pres, st, hoist in MHC_TUNE_SHAPES:
         for per_sm in (4, 8, 16):
@@ -1110,7 +1122,7 @@ def _bench_mhc_tune(ctx):
     params = mhc_site_params(H, ctx.device)
     for T in (12, 1024, 8192):
         sets = [_seam_inputs(T, H, ctx.device) for _ in range(ctx.n_sets(20 * H * T))]
-        for name, tile in _tune_tiles(T, H):
+        for name, tile in _tune_tiles(T, H, target_capability(ctx.device)):
             t = ctx.time([lambda s=s: mhc_fused_post_pre_delayed(*s, *params, config=tile) for s in sets])
             ctx.row(case=f"T={T} {name}", x=T, series=f"T={T}", time_s=t, bytes=20 * H * T, tile=tuple(tile),
                     default=name == "v2 default")

@@ -6,12 +6,11 @@
 from __future__ import annotations
 
 import math
-import os
 from typing import NamedTuple
 
 import torch
 from ..core import (InputError, allow_shared_memory, aot_examples, benchmark, check_tensor, interpreting, launch,
-                                 rel_err, select_backend, selftest)
+                                 rel_err, select_backend, selftest, target_capability)
 from .fp8 import e2m1_decode_ref, e2m1_to_f32, ue8m0_bf16x2, ue8m0_decode_ref, ue8m0_to_f32
 from .sparse_attention import to_bf16
 import triton
@@ -778,8 +777,8 @@ def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_pt
 # %% ../../nbs/04c_moe.ipynb #522a20ea
 def _wgmma_target(device: torch.device) -> bool:
     "Whether Triton lowers for Hopper or newer here (wgmma), i.e. a CUDA device of sm_90+ not forced to sm_80."
-    if device.type != "cuda" or os.environ.get("TRITON_OVERRIDE_ARCH", "").startswith("sm8"): return False
-    return torch.cuda.get_device_capability(device)[0] >= 9
+    cc = target_capability(device)
+    return cc is not None and cc >= 90
 
 
 def perm_k4(x: torch.Tensor) -> torch.Tensor:
