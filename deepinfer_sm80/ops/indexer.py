@@ -435,6 +435,13 @@ PREFILL_TUNE = {"v1": PREFILL_V1, "rows 128x64 w8 s2": PREFILL,
 # scores of all row chunks, SM80 ISA / native: T = 16,384 (32 row tiles a chunk) 8.00 -> 6.89 / 5.52 -> 4.53 ms;
 # T = 65,536 (8 row tiles a chunk) 97.4 -> 100.3 / 59.4 -> 60.2 ms, so row tiles stay fastest there
 KEYS_FIRST_ROW_TILES = 16
+
+
+def _prefill_grid(n_rows: int, n_cols: int, tile: IndexerTile, keys_first: bool | None) -> tuple[tuple, bool]:
+    "The scoring kernel's grid for n_rows x n_cols and whether key tiles go first (None: from KEYS_FIRST_ROW_TILES)."
+    grid = (triton.cdiv(n_rows, tile.block_t), triton.cdiv(n_cols, tile.block_n))
+    kf = grid[0] >= KEYS_FIRST_ROW_TILES if keys_first is None else keys_first
+    return (grid[::-1] if kf else grid), kf
 allow_shared_memory("_indexer_prefill_kernel", 81920, "the tuning variant 128x64 with three cp.async stages of "
                     "32 KB query tiles; the default (two stages) takes 48 KB")
 
@@ -520,9 +527,8 @@ def _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, blo
         if Nc == 0:
             continue
         sc = buf[:(r1 - r0) * width].view(r1 - r0, width)[:, :Nc]
-        grid = (triton.cdiv(r1 - r0, G), triton.cdiv(Nc, tile.block_n))
-        kf = grid[0] >= KEYS_FIRST_ROW_TILES if keys_first is None else keys_first
-        launch(_indexer_prefill_kernel, grid[::-1] if kf else grid, q[r0:r1],
+        grid, kf = _prefill_grid(r1 - r0, Nc, tile, keys_first)
+        launch(_indexer_prefill_kernel, grid, q[r0:r1],
                weights[r0:r1], positions[r0:r1], k_cache, block_table, sc, r1 - r0, Nc, width, k_cache.shape[1],
                ratio, H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes, BLOCK_T=G,
                BLOCK_N=tile.block_n, F32=f32, KEYS_FIRST=kf, num_warps=tile.num_warps,
@@ -749,9 +755,8 @@ def _time_scores(ctx, cfg, q, w, pos, cache, bt, C, B=64, **kw):
     T, tile = q.shape[0], cfg.tile
     buf = torch.empty(T, C, device=ctx.device)
     if cfg.rows:
-        grid = (triton.cdiv(T, tile.block_t), triton.cdiv(C, tile.block_n))
-        kf = grid[0] >= KEYS_FIRST_ROW_TILES if cfg.keys_first is None else cfg.keys_first
-        return ctx.time([lambda: launch(_indexer_prefill_kernel, grid[::-1] if kf else grid,
+        grid, kf = _prefill_grid(T, C, tile, cfg.keys_first)
+        return ctx.time([lambda: launch(_indexer_prefill_kernel, grid,
                                         q, w, pos, cache, bt, buf, T, C, C, cache.shape[1], 1, H=32, DIM=128,
                                         BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_T=tile.block_t, BLOCK_N=tile.block_n,
                                         F32=False, KEYS_FIRST=kf, num_warps=tile.num_warps,
