@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import torch
-from ..core import (check_int, DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
-                                 selftest)
+from ..core import (check_int, DSV41, InputError, aot_examples, benchmark, check_tensor, interpreting, launch,
+                                 select_backend, selftest)
 import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['MAX_K', 'GPU_TILE', 'SEARCH_TILE', 'CPU_TILE', 'HIST_BITS', 'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES',
-           'topk_indices_ref', 'TopkTile', 'topk_indices', 'block_max_ref', 'candidate_blocks_ref',
+__all__ = ['MAX_K', 'GPU_TILE', 'BATCH_TILE', 'SEARCH_TILE', 'CPU_TILE', 'HIST_BITS', 'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES',
+           'topk_indices_ref', 'TopkTile', 'gpu_tile', 'topk_indices', 'block_max_ref', 'candidate_blocks_ref',
            'topk_indices_in_pool_ref', 'candidate_blocks', 'topk_indices_in_pool']
 
 # %% ../../nbs/03h_topk.ipynb #61cadde3
@@ -77,7 +77,8 @@ def _order_key(x):
 
 @triton.jit
 def _kth_key(key, n_ge, K: tl.constexpr):
-    "The K-th largest of `key` (uint32; n_ge > K keys are >= 0): the largest t with #(key >= t) >= K."
+    """The K-th largest of `key` (uint32; n_ge > K keys are >= 0): the largest t with #(key >= t) >= K, and how
+    many keys are >= t (exactly K unless keys tie at t)."""
     t = tl.zeros([], tl.uint32)
     bit = 31
     while (bit >= 0) & (n_ge > K):        # once exactly K keys are >= t, t splits them off: no tie is left
@@ -87,7 +88,21 @@ def _kth_key(key, n_ge, K: tl.constexpr):
             t = cand
             n_ge = n_cand
         bit -= 1
-    return t
+    return t, n_ge
+
+
+@triton.jit
+def _scatter_store(ptr, val, mask, PTX: tl.constexpr):
+    """`tl.store(ptr, val, mask)` of int32 values to scattered addresses. With PTX, one `st.global` per element in
+    the operands' own layout: Triton would otherwise move the pointers, values and mask to a one-per-thread layout
+    through shared memory first (three conversions, a dozen barriers), since scattered addresses cannot be
+    coalesced anyway."""
+    if PTX:
+        tl.inline_asm_elementwise("{ .reg .pred p; setp.ne.b32 p, $3, 0; @p st.global.b32 [$1], $2; mov.b32 $0, 0; }",
+                                  "=r,l,r,r", [ptr.to(tl.int64, bitcast=True), val, mask.to(tl.int32)],
+                                  dtype=tl.int32, is_pure=False, pack=1)
+    else:
+        tl.store(ptr, val, mask=mask)
 
 
 @triton.jit(do_not_specialize=["n_cols", "out_stride", "n_flags"])
@@ -104,6 +119,7 @@ def _topk_select_kernel(
     n_cols,
     K: tl.constexpr, KP: tl.constexpr, BLOCK: tl.constexpr, FROM_SCORES: tl.constexpr, FINAL: tl.constexpr,
     POOL_BLOCK: tl.constexpr, ALIGNED: tl.constexpr,     # ALIGNED: n_cols and src_stride are multiples of 4
+    PTX: tl.constexpr = False,  # survivors stored with inline PTX (GPU only)
 ):
     row = tl.program_id(0).to(tl.int64)
     chunk = tl.program_id(1)
@@ -140,20 +156,23 @@ def _topk_select_kernel(
         keep = valid
     n_keep = tl.sum(keep.to(tl.int32), axis=0)
     if n_keep > K:
-        t = _kth_key(key, n_keep, K)
+        t, n_ge = _kth_key(key, n_keep, K)
         if thr_ptr is not None:
             tl.atomic_max(thr_ptr + row, (t ^ 0x80000000).to(tl.int32, bitcast=True))   # K keys here are >= t
-        above = valid & (key > t)
-        tie = valid & (key == t)
-        need = K - tl.sum(above.to(tl.int32), axis=0)
-        take = above | (tie & (tl.cumsum(tie.to(tl.int32), axis=0) <= need))   # ties: lower positions first
+        if n_ge == K:          # exactly K keys >= t (t > 0, so all valid): no tie to break
+            take = key >= t
+        else:
+            above = valid & (key > t)
+            tie = valid & (key == t)
+            need = K - tl.sum(above.to(tl.int32), axis=0)
+            take = above | (tie & (tl.cumsum(tie.to(tl.int32), axis=0) <= need))   # ties: lower positions first
     else:
         take = keep
     slot = tl.cumsum(take.to(tl.int32), axis=0) - 1
     base = row * out_stride + chunk * K
-    tl.store(out_idx_ptr + base + slot, pos, mask=take)
+    _scatter_store(out_idx_ptr + base + slot, pos, take, PTX)
     if not FINAL:
-        tl.store(out_key_ptr + base + slot, key.to(tl.int32, bitcast=True), mask=take)
+        _scatter_store(out_key_ptr + base + slot, key.to(tl.int32, bitcast=True), take, PTX)
     if FINAL or cnt_out_ptr is None:
         pad = tl.arange(0, KP)
         tl.store(out_idx_ptr + base + pad, tl.full([KP], -1, tl.int32), mask=(pad >= tl.minimum(n_keep, K)) & (pad < K))
@@ -195,18 +214,22 @@ def _topk_bound_kernel(hist_ptr, thr_ptr, K: tl.constexpr, BITS: tl.constexpr):
     t = tl.where(b > 0, b.to(tl.uint32) << (32 - BITS), 0)
     tl.store(thr_ptr + row, (t ^ 0x80000000).to(tl.int32, bitcast=True))
 
-
 # %% ../../nbs/03h_topk.ipynb #34ead454
 class TopkTile(NamedTuple):
-    "Entries per program (a power of two), warps per program, and the bits of the row-bound histogram (0 = none)."
+    """Entries per program (a power of two), warps per program, the bits of the row-bound histogram (0 = none),
+    how many blocks' worth of entries the last level's one program per row may take (1, 2 or 4, at most 8K
+    entries: a wider last program saves a level), and whether survivors are stored with inline PTX (1, on the GPU)
+    or `tl.store` (0)."""
     block: int
     num_warps: int
     hist_bits: int = 0
+    last: int = 1
+    ptx: int = 1
 
 
-GPU_TILE = TopkTile(4096, 8, 0)         # 16 entries per thread, searches only: faster than the histogram bound on 3 of
-                                        # the 4 measured shapes (topk_tune, H200, 2026-11-30 19:25; see the prose)
-SEARCH_TILE = TopkTile(4096, 8, 0)      # the first kernel: no histogram, every block's bound from its own search
+GPU_TILE = TopkTile(4096, 8, 0, 2)      # long rows at small batch: 16 entries per thread, searches only, an 8K last level
+BATCH_TILE = TopkTile(2048, 4, 0, 4)    # rows up to 64K, and large batches: smaller programs, an 8K last level
+SEARCH_TILE = TopkTile(4096, 8, 0, 1, 0)   # the first kernel: no histogram, every block's bound from its own search
 CPU_TILE = TopkTile(4096, 4, 10)        # the interpreter pays per program
 HIST_BITS = (0, 8, 9, 10, 11)           # histogram widths a tile may ask for
 
@@ -214,16 +237,23 @@ HIST_BITS = (0, 8, 9, 10, 11)           # histogram widths a tile may ask for
 def _check_tile(config) -> TopkTile:
     ok = isinstance(config, TopkTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
     ok = ok and all(v > 0 and v & (v - 1) == 0 for v in config[:2]) and config.hist_bits in HIST_BITS
+    ok = ok and config.last in (1, 2, 4) and config.ptx in (0, 1)
     if not ok or not 256 <= config.block <= 16384 or config.num_warps > 16:
-        raise InputError(f"config: expected a TopkTile of powers of two (256 <= block <= 16384, num_warps <= 16) "
-                         f"and hist_bits in {HIST_BITS}, got {config!r}")
+        raise InputError(f"config: expected a TopkTile of powers of two (256 <= block <= 16384, num_warps <= 16), "
+                         f"hist_bits in {HIST_BITS}, last in (1, 2, 4) and ptx 0 or 1, got {config!r}")
     return config
 
 
-def _levels(N: int, k: int, block: int) -> list[int]:
-    "Row widths of the successive levels: each program keeps the best k of its `block` entries."
+def gpu_tile(R: int, N: int) -> TopkTile:
+    """The default tile for R rows of N entries (topk_tune, H200, 2026-12-01 15:26, both modes): `BATCH_TILE` when
+    rows are short or the first level fills the GPU twice over at 4,096 entries a program, else `GPU_TILE`."""
+    return BATCH_TILE if N <= 65536 or R * triton.cdiv(N, 4096) >= 264 else GPU_TILE
+
+
+def _levels(N: int, k: int, block: int, last: int | None = None) -> list[int]:
+    "Row widths of the successive levels: each program keeps the best k of its `block` entries, the last up to `last`."
     widths = [N]
-    while widths[-1] > block:
+    while widths[-1] > (last or block):
         widths.append(triton.cdiv(widths[-1], block) * k)
     return widths
 
@@ -248,7 +278,7 @@ def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=No
     # rows take 2k per program (a 2x shrink per level, one or two more launches)
     block = max(cfg.block, triton.next_power_of_2(4 * k if k <= 1024 else 2 * k))
     num_warps = min(16, cfg.num_warps * block // cfg.block)
-    widths = _levels(N, k, block)
+    widths = _levels(N, k, block, max(block, min(8192, block * cfg.last)))   # 16K spill
     aligned = flags is None and N % 4 == 0 and (R == 1 or scores.stride(0) % 4 == 0)
     if len(widths) == 1:
         thr = None
@@ -262,6 +292,7 @@ def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=No
     for level, w in enumerate(widths):
         final, first = level == len(widths) - 1, level == 0
         cnt_out = None
+        lb = max(block, triton.next_power_of_2(w)) if final else block       # the last level: one program a row
         if final:
             okey, oidx, ostride = None, out, out.stride(0)
         else:
@@ -270,11 +301,12 @@ def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=No
             oidx = torch.empty(R, ostride, dtype=torch.int32, device=scores.device)
             if counted:
                 cnt_out = torch.empty(R, triton.cdiv(w, block), dtype=torch.int32, device=scores.device)
-        launch(_topk_select_kernel, (R, triton.cdiv(w, block)), src, src_stride, idx,
+        launch(_topk_select_kernel, (R, triton.cdiv(w, lb)), src, src_stride, idx,
                lengths if first else None, flags if first else None,
                flags.shape[1] if first and flags is not None else 0, thr, okey, oidx, ostride, cnt_in, cnt_out, w,
-               K=k, KP=triton.next_power_of_2(k), BLOCK=block, FROM_SCORES=first, FINAL=final,
-               POOL_BLOCK=pool_block, ALIGNED=first and aligned, num_warps=num_warps, num_stages=1)
+               K=k, KP=triton.next_power_of_2(k), BLOCK=lb, FROM_SCORES=first, FINAL=final,
+               POOL_BLOCK=pool_block, ALIGNED=first and aligned, PTX=bool(cfg.ptx) and not interpreting(),
+               num_warps=min(16, num_warps * lb // block), num_stages=1)
         src, src_stride, idx, cnt_in = okey, ostride, oidx, cnt_out
     return out
 
@@ -285,7 +317,7 @@ def topk_indices(
     lengths: torch.Tensor | None = None,   # [R] int32 valid entries per row (None = N)
     *,
     out: torch.Tensor | None = None,       # caller-owned [R, k] int32
-    config: TopkTile | None = None,        # launch tile (default: GPU_TILE)
+    config: TopkTile | None = None,        # launch tile (default: gpu_tile(R, N))
 ) -> torch.Tensor:
     "Each row's best min(k, length) positions (score descending, lower position on ties), ascending, then -1."
     if config is not None: _check_tile(config)
@@ -296,7 +328,7 @@ def topk_indices(
         return out.copy_(topk_indices_ref(scores, k, lengths))
     if R == 0: return out
     if N == 0: return out.fill_(-1)
-    cfg = config or (CPU_TILE if backend == "interpreter" else GPU_TILE)
+    cfg = config or (CPU_TILE if backend == "interpreter" else gpu_tile(R, N))
     return _run_topk(scores, lengths, k, None, 1, out, cfg)
 
 # %% ../../nbs/03h_topk.ipynb #eebed6ed
@@ -474,7 +506,7 @@ def _topk_aot_examples():
         for N in (2048, 1 << 14, 1 << 16, 1 << 18, 1 << 20):     # 2,048: a row that is one program
             topk_indices(torch.empty(R, N, device=meta), DSV41.topk, lens)
         topk_indices(torch.empty(R, 1 << 20, device=meta), 1024, lens)
-        for tile in (SEARCH_TILE, TopkTile(4096, 8, 11), TopkTile(8192, 16, 10)):     # tune variants
+        for tile in TUNE_TILES:     # the tuning sweep
             topk_indices(torch.empty(R, 1 << 20, device=meta), DSV41.topk, lens, config=tile)
         s = torch.empty(R, 1 << 19, device=meta)
         pool = candidate_blocks(s, lens)
@@ -503,8 +535,8 @@ def _bench_topk(ctx):
 
 
 TUNE_TILES = (SEARCH_TILE, TopkTile(2048, 4), TopkTile(8192, 16),            # searches only (the first kernel)
-              TopkTile(4096, 8, 8), GPU_TILE, TopkTile(4096, 8, 11), TopkTile(2048, 4, 10), TopkTile(8192, 8, 10),
-              TopkTile(8192, 16, 10))
+              GPU_TILE, BATCH_TILE,                                             # an 8K last level
+              TopkTile(4096, 8, 10, 2))                                         # the histogram bound
 
 
 @benchmark("topk_tune", "TopkTile sweep of topk_indices (k = 512): searches only vs the histogram bound, "
@@ -520,7 +552,7 @@ def _bench_topk_tune(ctx):
                 t = ctx.time([(lambda s=s: topk_indices(s, DSV41.topk, config=tile)) for s in sets])
                 ctx.row(case=f"{R}x{N} {tuple(tile)}", x=N, series=f"batch {R} {tuple(tile)}", time_s=t,
                         baseline_s=tb, baseline="torch.topk (sorted=False)", bytes=4 * R * N, R=R, N=N,
-                        tile=tuple(tile), default=tile == GPU_TILE)
+                        tile=tuple(tile), default=tile == gpu_tile(R, N))
 
 
 @benchmark("candidate_pool", "candidate_blocks (2,048 blocks of 8) and topk_indices_in_pool (top-512) vs torch")
