@@ -14,9 +14,9 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['MAX_K', 'GPU_TILE', 'BATCH_TILE', 'SEARCH_TILE', 'CPU_TILE', 'HIST_BITS', 'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES',
-           'topk_indices_ref', 'TopkTile', 'gpu_tile', 'topk_indices', 'block_max_ref', 'candidate_blocks_ref',
-           'topk_indices_in_pool_ref', 'candidate_blocks', 'topk_indices_in_pool']
+__all__ = ['MAX_K', 'GPU_TILE', 'BATCH_TILE', 'SEARCH_TILE', 'CPU_TILE', 'HIST_BITS', 'TIE_BITS', 'POOL_BLOCK', 'POOL_BLOCKS',
+           'TUNE_TILES', 'topk_indices_ref', 'TopkTile', 'gpu_tile', 'topk_indices', 'block_max_ref',
+           'candidate_blocks_ref', 'topk_indices_in_pool_ref', 'candidate_blocks', 'topk_indices_in_pool']
 
 # %% ../../nbs/03h_topk.ipynb #61cadde3
 MAX_K = 2048                  # largest k (and n_blocks) a call may ask for: 4k entries must fit one program
@@ -76,17 +76,33 @@ def _order_key(x):
 
 
 @triton.jit
-def _kth_key(key, n_ge, K: tl.constexpr):
+def _min_max(lo_a, hi_a, lo_b, hi_b):
+    return tl.minimum(lo_a, lo_b), tl.maximum(hi_a, hi_b)
+
+
+@triton.jit
+def _kth_key(key, n_ge, K: tl.constexpr, TIE_BIT: tl.constexpr = 0):
     """The K-th largest of `key` (uint32; n_ge > K keys are >= 0): the largest t with #(key >= t) >= K, and how
-    many keys are >= t (exactly K unless keys tie at t)."""
+    many keys are >= t (exactly K unless keys tie at t). TIE_BIT > 0: when the search reaches that bit with more
+    than K keys left, one min/max reduction checks whether the K-th key's bucket (the keys that share t's bits
+    above it) holds a single value; if so that value is the K-th key and the remaining steps are skipped."""
     t = tl.zeros([], tl.uint32)
     bit = 31
     while (bit >= 0) & (n_ge > K):        # once exactly K keys are >= t, t splits them off: no tie is left
-        cand = t | (tl.full([], 1, tl.uint32) << bit)
-        n_cand = tl.sum((key >= cand).to(tl.int32), axis=0)
-        if n_cand >= K:
-            t = cand
-            n_ge = n_cand
+        if TIE_BIT > 0:
+            if bit == TIE_BIT:
+                inb = (key >> (bit + 1)) == (t >> (bit + 1))
+                lo, hi = tl.reduce((tl.where(inb, key, tl.full(key.shape, 0xFFFFFFFF, tl.uint32)),
+                                    tl.where(inb, key, tl.zeros(key.shape, tl.uint32))), 0, _min_max)
+                if lo == hi:              # keys >= t are this value or above the bucket: n_ge holds
+                    t = lo
+                    bit = -1
+        if bit >= 0:
+            cand = t | (tl.full([], 1, tl.uint32) << bit)
+            n_cand = tl.sum((key >= cand).to(tl.int32), axis=0)
+            if n_cand >= K:
+                t = cand
+                n_ge = n_cand
         bit -= 1
     return t, n_ge
 
@@ -120,6 +136,7 @@ def _topk_select_kernel(
     K: tl.constexpr, KP: tl.constexpr, BLOCK: tl.constexpr, FROM_SCORES: tl.constexpr, FINAL: tl.constexpr,
     POOL_BLOCK: tl.constexpr, ALIGNED: tl.constexpr,     # ALIGNED: n_cols and src_stride are multiples of 4
     PTX: tl.constexpr = False,  # survivors stored with inline PTX (GPU only)
+    TIE_BIT: tl.constexpr = 0,  # > 0: the tied-bucket exit of `_kth_key` at that bit
 ):
     row = tl.program_id(0).to(tl.int64)
     chunk = tl.program_id(1)
@@ -156,7 +173,7 @@ def _topk_select_kernel(
         keep = valid
     n_keep = tl.sum(keep.to(tl.int32), axis=0)
     if n_keep > K:
-        t, n_ge = _kth_key(key, n_keep, K)
+        t, n_ge = _kth_key(key, n_keep, K, TIE_BIT)
         if thr_ptr is not None:
             tl.atomic_max(thr_ptr + row, (t ^ 0x80000000).to(tl.int32, bitcast=True))   # K keys here are >= t
         if n_ge == K:          # exactly K keys >= t (t > 0, so all valid): no tie to break
@@ -218,13 +235,14 @@ def _topk_bound_kernel(hist_ptr, thr_ptr, K: tl.constexpr, BITS: tl.constexpr):
 class TopkTile(NamedTuple):
     """Entries per program (a power of two), warps per program, the bits of the row-bound histogram (0 = none),
     how many blocks' worth of entries the last level's one program per row may take (1, 2 or 4, at most 8K
-    entries: a wider last program saves a level), and whether survivors are stored with inline PTX (1, on the GPU)
-    or `tl.store` (0)."""
+    entries: a wider last program saves a level), whether survivors are stored with inline PTX (1, on the GPU)
+    or `tl.store` (0), and the key bit at which a search checks for a single tied value (0 = never)."""
     block: int
     num_warps: int
     hist_bits: int = 0
     last: int = 1
     ptx: int = 1
+    tie_bit: int = 0
 
 
 GPU_TILE = TopkTile(4096, 8, 0, 2)      # long rows at small batch: 16 entries per thread, searches only, an 8K last level
@@ -232,15 +250,16 @@ BATCH_TILE = TopkTile(2048, 4, 0, 4)    # rows up to 64K, and large batches: sma
 SEARCH_TILE = TopkTile(4096, 8, 0, 1, 0)   # the first kernel: no histogram, every block's bound from its own search
 CPU_TILE = TopkTile(4096, 4, 10)        # the interpreter pays per program
 HIST_BITS = (0, 8, 9, 10, 11)           # histogram widths a tile may ask for
+TIE_BITS = (0, 11, 15, 19, 23)          # where a search may check for a single tied value
 
 
 def _check_tile(config) -> TopkTile:
     ok = isinstance(config, TopkTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
     ok = ok and all(v > 0 and v & (v - 1) == 0 for v in config[:2]) and config.hist_bits in HIST_BITS
-    ok = ok and config.last in (1, 2, 4) and config.ptx in (0, 1)
+    ok = ok and config.last in (1, 2, 4) and config.ptx in (0, 1) and config.tie_bit in TIE_BITS
     if not ok or not 256 <= config.block <= 16384 or config.num_warps > 16:
         raise InputError(f"config: expected a TopkTile of powers of two (256 <= block <= 16384, num_warps <= 16), "
-                         f"hist_bits in {HIST_BITS}, last in (1, 2, 4) and ptx 0 or 1, got {config!r}")
+                         f"hist_bits in {HIST_BITS}, last in (1, 2, 4), ptx 0 or 1 and tie_bit in {TIE_BITS}, got {config!r}")
     return config
 
 
@@ -305,7 +324,7 @@ def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=No
                lengths if first else None, flags if first else None,
                flags.shape[1] if first and flags is not None else 0, thr, okey, oidx, ostride, cnt_in, cnt_out, w,
                K=k, KP=triton.next_power_of_2(k), BLOCK=lb, FROM_SCORES=first, FINAL=final,
-               POOL_BLOCK=pool_block, ALIGNED=first and aligned, PTX=bool(cfg.ptx) and not interpreting(),
+               POOL_BLOCK=pool_block, ALIGNED=first and aligned, PTX=bool(cfg.ptx) and not interpreting(), TIE_BIT=cfg.tie_bit,
                num_warps=min(16, num_warps * lb // block), num_stages=1)
         src, src_stride, idx, cnt_in = okey, ostride, oidx, cnt_out
     return out
@@ -536,23 +555,26 @@ def _bench_topk(ctx):
 
 TUNE_TILES = (SEARCH_TILE, TopkTile(2048, 4), TopkTile(8192, 16),            # searches only (the first kernel)
               GPU_TILE, BATCH_TILE,                                             # an 8K last level
-              TopkTile(4096, 8, 10, 2))                                         # the histogram bound
+              TopkTile(4096, 8, 10, 2),                                         # the histogram bound
+              GPU_TILE._replace(tie_bit=15), BATCH_TILE._replace(tie_bit=15),   # the tied-bucket exit
+              BATCH_TILE._replace(tie_bit=19))
 
 
 @benchmark("topk_tune", "TopkTile sweep of topk_indices (k = 512): searches only vs the histogram bound, "
-           "batch 1 and 64 x 16K..1M, vs torch.topk")
+           "batch 1 and 64 x 16K..1M, and integer (tied) scores at batch 64, vs torch.topk")
 def _bench_topk_tune(ctx):
     ctx.x_label = "row entries N"
     sizes = (1 << 14, 1 << 20) if ctx.quick else (1 << 14, 1 << 16, 1 << 18, 1 << 20)
-    for R in (1, 64):
-        for N in sizes:
-            sets = [_bench_rows(R, N, ctx.device) for _ in range(ctx.n_sets(4 * R * N))]
-            tb = ctx.time([(lambda s=s: torch.topk(s, DSV41.topk, dim=1, sorted=False)) for s in sets])
-            for tile in TUNE_TILES:
-                t = ctx.time([(lambda s=s: topk_indices(s, DSV41.topk, config=tile)) for s in sets])
-                ctx.row(case=f"{R}x{N} {tuple(tile)}", x=N, series=f"batch {R} {tuple(tile)}", time_s=t,
-                        baseline_s=tb, baseline="torch.topk (sorted=False)", bytes=4 * R * N, R=R, N=N,
-                        tile=tuple(tile), default=tile == gpu_tile(R, N))
+    cases = [(R, N, False) for R in (1, 64) for N in sizes] + [(64, N, True) for N in sizes[-2:]]
+    for R, N, ties in cases:
+        sets = [_bench_rows(R, N, ctx.device, ties) for _ in range(ctx.n_sets(4 * R * N))]
+        tb = ctx.time([(lambda s=s: torch.topk(s, DSV41.topk, dim=1, sorted=False)) for s in sets])
+        name = f"batch {R}" + (" integer scores" if ties else "")
+        for tile in TUNE_TILES:
+            t = ctx.time([(lambda s=s: topk_indices(s, DSV41.topk, config=tile)) for s in sets])
+            ctx.row(case=f"{name} N={N} {tuple(tile)}", x=N, series=f"{name} {tuple(tile)}", time_s=t,
+                    baseline_s=tb, baseline="torch.topk (sorted=False)", bytes=4 * R * N, R=R, N=N, ties=ties,
+                    tile=tuple(tile), default=tile == gpu_tile(R, N))
 
 
 @benchmark("candidate_pool", "candidate_blocks (2,048 blocks of 8) and topk_indices_in_pool (top-512) vs torch")
