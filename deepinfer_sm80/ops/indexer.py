@@ -19,12 +19,12 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_DEFAULT',
-           'PREFILL_V1', 'PREFILL', 'PREFILL_TUNE', 'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES', 'IndexerKeyLayout',
-           'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache',
-           'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries',
-           'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'DecodeTile', 'indexer_topk_decode',
-           'PrefillConfig', 'indexer_topk_prefill']
+__all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_PACKED',
+           'DECODE_DEFAULT', 'PREFILL_V1', 'PREFILL', 'PREFILL_TUNE', 'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES',
+           'IndexerKeyLayout', 'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref',
+           'check_indexer_cache', 'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref',
+           'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'DecodeTile',
+           'indexer_topk_decode', 'PrefillConfig', 'indexer_topk_prefill']
 
 # %% ../../nbs/03g_indexer.ipynb #075c7c81
 @dataclass(frozen=True)
@@ -234,9 +234,12 @@ class DecodeTile(NamedTuple):
 
 
 DECODE_TILE = DecodeTile(64, 8, 4, 2, 10, 1)     # 512 keys (66 KB of records) per program
-# The default is the first kernel: on the H200 (indexer_decode_tune, 2026-11-30 21:41) every histogram tile was
-# slower (batch 1 x 512K keys: 273-483 us against 115 us; with the histogram off it ties the first kernel).
-DECODE_DEFAULT = DECODE_TILE_V1
+# Every histogram tile lost on the H200 (indexer_decode_tune, 2026-11-30 21:41: batch 1 x 512K keys 273-483 us
+# against 115 us for the first kernel). One 128-key tile a program with the packed decode and no histogram won on
+# every shape in both modes (bench/results/experiments/idxdec-*-20261201-1737.json: 1 x 512K 84.5 / 86.8 us against
+# 97.6 / 99.4 us for the first kernel, 64 x 64K 436 / 436 us against 552 / 554 us, native / SM80 ISA).
+DECODE_PACKED = DecodeTile(128, 1, 8, 2, 0, 1)
+DECODE_DEFAULT = DECODE_PACKED
 
 
 @triton.jit
@@ -651,7 +654,7 @@ def _indexer_selftest(device) -> str:
 DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16, 4, 2), DecodeTile(64, 8, 8, 2),
                      DecodeTile(64, 8, 4, 3), DecodeTile(64, 8, 4, 2, 0), DecodeTile(64, 8, 4, 2, 10, 0),
                      DecodeTile(32, 16, 4, 2),
-                     DecodeTile(64, 1, 4, 2, 0, 1))     # the first kernel's grid with the packed decode (not yet timed)
+                     DecodeTile(64, 1, 4, 2, 0, 1), DecodeTile(128, 1, 4, 2, 0, 1), DECODE_PACKED)   # one tile a program
 
 
 @aot_examples
@@ -685,6 +688,22 @@ def _bench_indexer_decode(ctx):
                     baseline="first decode kernel (DECODE_TILE_V1)", bytes=R * N * IDX_K.record_bytes, R=R, N=N)
 
 
+def _decode_scores_only(cfg, q, w, n, cache, bt, B, ws):
+    "A closure that launches only the scoring kernel of `indexer_topk_decode` with tile `cfg` (GPU, 32 heads)."
+    R = q.shape[0]
+    if isinstance(cfg, IndexerTile):
+        return lambda: launch(_indexer_decode_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n)), q, w, n, cache, bt,
+                              bt.stride(0), ws, ws.stride(0), cache.shape[1], H=32, DIM=128, BLOCK_SIZE=B,
+                              SCALE_BYTES=4, BLOCK_N=cfg.block_n, F32=False, num_warps=cfg.num_warps,
+                              num_stages=cfg.num_stages)
+    hist = torch.zeros(R, 1 << max(cfg.hist_bits, 1), dtype=torch.int32, device=q.device) if cfg.hist_bits else None
+    return lambda: launch(_indexer_decode_hist_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n * cfg.tiles)), q, w,
+                          n, cache, bt, bt.stride(0), ws, ws.stride(0), hist, cache.shape[1], DSV41.topk, H=32,
+                          DIM=128, BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, TILES=cfg.tiles,
+                          BITS=max(cfg.hist_bits, 1), F32=False, PTX=bool(cfg.ptx), num_warps=cfg.num_warps,
+                          num_stages=cfg.num_stages)
+
+
 @benchmark("indexer_decode_tune", "indexer_topk_decode configs (first kernel and DecodeTile sweep), score + top-512 "
            "and scores alone, batch 1 x 64K/512K and 64 x 64K")
 def _bench_indexer_decode_tune(ctx):
@@ -702,20 +721,7 @@ def _bench_indexer_decode_tune(ctx):
             t = ctx.time([lambda: indexer_topk_decode(q, w, n, cache, bt, B, scores_out=ws, config=cfg)])
             ctx.row(case=f"{R}x{N} {tuple(cfg)}", x=N, series=f"batch {R} {tuple(cfg)}", time_s=t, bytes=nbytes,
                     R=R, N=N, tile=tuple(cfg), default=cfg == DECODE_DEFAULT, part="score + select")
-            if isinstance(cfg, IndexerTile):
-                run = lambda: launch(_indexer_decode_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n)), q, w, n,
-                                     cache, bt, bt.stride(0), ws, ws.stride(0), cache.shape[1], H=32, DIM=128,
-                                     BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, F32=False,
-                                     num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-            else:
-                hist = torch.zeros(R, 1 << max(cfg.hist_bits, 1), dtype=torch.int32, device=ctx.device)
-                run = lambda: launch(_indexer_decode_hist_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n * cfg.tiles)),
-                                     q, w, n, cache, bt, bt.stride(0), ws, ws.stride(0),
-                                     hist if cfg.hist_bits else None, cache.shape[1], DSV41.topk, H=32, DIM=128,
-                                     BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, TILES=cfg.tiles,
-                                     BITS=max(cfg.hist_bits, 1), F32=False, PTX=bool(cfg.ptx),
-                                     num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-            t = ctx.time([run])
+            t = ctx.time([_decode_scores_only(cfg, q, w, n, cache, bt, B, ws)])
             ctx.row(case=f"scores {R}x{N} {tuple(cfg)}", x=N, series=f"scores batch {R} {tuple(cfg)}", time_s=t,
                     bytes=nbytes, R=R, N=N, tile=tuple(cfg), part="scores")
 
