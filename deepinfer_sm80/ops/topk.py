@@ -245,8 +245,8 @@ class TopkTile(NamedTuple):
     tie_bit: int = 0
 
 
-GPU_TILE = TopkTile(4096, 8, 0, 2)      # long rows at small batch: 16 entries per thread, searches only, an 8K last level
-BATCH_TILE = TopkTile(2048, 4, 0, 4)    # rows up to 64K, and large batches: smaller programs, an 8K last level
+GPU_TILE = TopkTile(4096, 8, 0, 2)      # rows above 16K: 16 entries per thread, searches only, an 8K last level
+BATCH_TILE = TopkTile(2048, 4, 0, 4)    # rows up to 16K: smaller programs, an 8K last level
 SEARCH_TILE = TopkTile(4096, 8, 0, 1, 0)   # the first kernel: no histogram, every block's bound from its own search
 CPU_TILE = TopkTile(4096, 4, 10)        # the interpreter pays per program
 HIST_BITS = (0, 8, 9, 10, 11)           # histogram widths a tile may ask for
@@ -264,9 +264,9 @@ def _check_tile(config) -> TopkTile:
 
 
 def gpu_tile(R: int, N: int) -> TopkTile:
-    """The default tile for R rows of N entries (topk_tune, H200, 2026-12-01 15:26, both modes): `BATCH_TILE` when
-    rows are short or the first level fills the GPU twice over at 4,096 entries a program, else `GPU_TILE`."""
-    return BATCH_TILE if N <= 65536 or R * triton.cdiv(N, 4096) >= 264 else GPU_TILE
+    """The default tile for R rows of N entries (topk_tune, H200, 2026-12-01 17:37 in both modes and 17:48 natively,
+    with the PTX store): `BATCH_TILE` for rows of up to 16K entries, `GPU_TILE` above, at batch 1 and 64 alike."""
+    return BATCH_TILE if N <= 16384 else GPU_TILE
 
 
 def _levels(N: int, k: int, block: int, last: int | None = None) -> list[int]:
