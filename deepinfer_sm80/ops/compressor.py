@@ -563,11 +563,15 @@ COMPRESS_CONFIGS = {"v1": COMPRESS_V1, "rows4w8": COMPRESS_ROWS, "rows4w4": Comp
                     "rows2w4u2": CompressorConfig(2, 4, 2)}
 
 
-def compress_default(spec: CompressorSpec) -> CompressorConfig:
-    """The rows kernel's default tile (`compressor_tune`, H200, 2026-12-01 17:55, native, the two kernels alone at 64K
-    tokens, with 16-byte row loads): 2 entries a program at 4 warps for ratio 2 (106.5 us, 74.9% of copy bandwidth,
-    against 119.5 us for 4 entries at 8 warps), 4 entries at 4 warps otherwise (ratio 1: 107.5 us, 55.4%, against
-    116.3 us; V4's ratios 4 and 128 were not timed)."""
+def compress_default(spec: CompressorSpec, most: int | None = None) -> CompressorConfig:
+    """The rows kernel's default tile (`compressor_tune`, H200, 2026-12-01 17:55 native and 18:03 SM80 ISA, the two
+    kernels alone, with 16-byte row loads). 64K tokens: 2 entries a program at 4 warps for ratio 2 (106.5 / 105.6 us,
+    against 119.5 / 119.2 for 4 entries at 8 warps), 4 entries at 4 warps otherwise (ratio 1: 107.5 / 104.0 us,
+    against 116.3 / 115.5; V4's ratios 4 and 128 were not timed). When no request closes more than one entry
+    (`most` = 1, a decode step), 1 entry a program: 64 one-token requests in 5.6 / 5.6 us at ratio 2 and 4.7 / 4.6 us
+    at ratio 1, against 6.1 / 6.0 and 5.4 / 5.3 with the tiles above."""
+    if most == 1:
+        return CompressorConfig(1, 4)
     return CompressorConfig(2, 4) if getattr(spec, "ratio", None) == 2 else CompressorConfig(4, 4)
 
 
@@ -742,7 +746,8 @@ def compress_and_insert(
                                     torch.empty(E, dtype=torch.int64, device=kv.device),
                                     torch.empty(E, dtype=torch.int64, device=kv.device))
             _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache,
-                         block_table, block_size, bias, cfg, plan.eoff, plan.most, plan.max_query_len, out)
+                         block_table, block_size, bias, cfg if config is not None else compress_default(spec, plan.most),
+                         plan.eoff, plan.most, plan.max_query_len, out)
             return out
     if host:
         qsl, ids, n_end, bad = _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size,
@@ -780,6 +785,7 @@ def compress_and_insert(
         else:
             E, most = T, triton.cdiv(lmax, spec.ratio)
             eoff_t = torch.empty(R, dtype=torch.int64, device=kv.device)
+        if config is None: cfg = compress_default(spec, most)
         out = CompressedEntries(torch.empty(E, spec.head_dim, dtype=torch.bfloat16, device=kv.device),
                                 torch.empty(E, dtype=torch.int64, device=kv.device),
                                 torch.empty(E, dtype=torch.int64, device=kv.device))
@@ -880,7 +886,7 @@ def _compressor_aot_examples():
     for ratio, hd in ((1, 512), (2, 512), (4, 512), (4, 128), (128, 512)):
         spec = compressor_spec(ratio, hd)
         rec = KV.block_stride(B) if hd == 512 else IDX_K.block_stride(B)
-        for (R, T), cfg in itertools.product(((1, 8192), (64, 64)), (compress_default(spec), COMPRESS_V1)):
+        for (R, T), cfg in itertools.product(((1, 8192), (64, 64)), (None, COMPRESS_V1)):   # None: each call's default
             st = CompressorState(spec, R, meta)
             compress_and_insert(torch.empty(T, spec.width, device=meta),
                                 torch.empty(T, spec.width, device=meta) if ratio > 1 else None,
@@ -952,12 +958,13 @@ def _compressor_case(ctx, ratio, R, T, config=None):
 
     def planned():                                   # the engine's way: counts known on the host, no sync
         st.n_tokens.fill_(n0)
-        compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=cfg,
+        compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=config,
                             plan=compress_plan(spec, new, carried, ctx.device))
     tp = ctx.time([planned], graph=False)            # eager, as the wrapper: its host work is what is timed
-    st.n_tokens.fill_(n0); out = compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=cfg)
+    st.n_tokens.fill_(n0); out = compress_and_insert(kv, sc, qsl, rid, st, spec, w, 1e-6, cs, cache, bt, B, bias=bias, config=config)
     eoff = torch.searchsorted(out.req, torch.arange(R, device=ctx.device))           # the wrapper's plan, kept
     most = int(torch.bincount(out.req, minlength=R).max())
+    cfg = compress_default(spec, most) if config is None else config                  # the wrapper's tile
 
     def kernels():
         st.n_tokens.fill_(n0)
