@@ -745,9 +745,9 @@ def compress_and_insert(
             out = CompressedEntries(torch.empty(E, spec.head_dim, dtype=torch.bfloat16, device=kv.device),
                                     torch.empty(E, dtype=torch.int64, device=kv.device),
                                     torch.empty(E, dtype=torch.int64, device=kv.device))
+            if config is None: cfg = compress_default(spec, plan.most)
             _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache,
-                         block_table, block_size, bias, cfg if config is not None else compress_default(spec, plan.most),
-                         plan.eoff, plan.most, plan.max_query_len, out)
+                         block_table, block_size, bias, cfg, plan.eoff, plan.most, plan.max_query_len, out)
             return out
     if host:
         qsl, ids, n_end, bad = _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size,

@@ -13,7 +13,7 @@ from .. import core as _core
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
 from .fp8 import e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_scaled_bf16
-from .topk import CPU_TILE as TOPK_CPU_TILE, GPU_TILE as TOPK_GPU_TILE, _order_key, _run_topk
+from .topk import CPU_TILE as TOPK_CPU_TILE, gpu_tile, _order_key, _run_topk
 from .topk import topk_indices, topk_indices_in_pool, topk_indices_ref, topk_indices_in_pool_ref
 import triton
 import triton.language as tl
@@ -396,7 +396,7 @@ def indexer_topk_decode(
                H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
                BLOCK_N=cfg.block_n, F32=_core.interpreting(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     elif B and cap:
-        topk_tile = TOPK_CPU_TILE if _core.interpreting() else TOPK_GPU_TILE
+        topk_tile = TOPK_CPU_TILE if _core.interpreting() else gpu_tile(B, cap)   # topk_indices' own rule
         # the bound pays off only when the row needs more than one selection program
         hist = None
         if pool is None and cfg.hist_bits and cap > max(topk_tile.block, triton.next_power_of_2(4 * k)):
