@@ -20,12 +20,13 @@ import triton.language as tl
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
            'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
-           'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_TUNE_DECODE',
-           'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MoEShape',
+           'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
+           'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL',
+           'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT', 'SPLIT_KERNELS', 'MoEShape',
            'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref',
            'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route',
            'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
-           'moe_default_config', 'perm_k4', 'moe_experts', 'moe_forward']
+           'moe_default_config', 'perm_k4', 'perm_k8', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -389,6 +390,12 @@ MOE_DECODE_V4_S4 = MOE_DECODE_V4._replace(down=MoEGemmTile(64, 64, 4, 4), split_
 # share is read twice
 MOE_DECODE_V4_DIRECT = MOE_DECODE_V4._replace(direct_pairs=24)
 MOE_DECODE_V4_N64_DIRECT = MOE_DECODE_V4_N64._replace(direct_pairs=24)
+# v5 / v6: the v4 tiles with the 8-value decode (`_e2m1x8_scaled_bf16`, activations in the `perm_k8` order); v6 also
+# folds the E2M1 bias into the scale (one bf16x2 multiply a pair instead of two)
+MOE_DECODE_V5_N64_DIRECT = MOE_DECODE_V4_N64_DIRECT._replace(kernel="v5")
+MOE_DECODE_V6_N64_DIRECT = MOE_DECODE_V4_N64_DIRECT._replace(kernel="v6")
+MOE_DECODE_V5_W2 = MOE_DECODE_V4_W2._replace(kernel="v5")
+MOE_DECODE_V6_W2 = MOE_DECODE_V4_W2._replace(kernel="v6")
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
@@ -397,7 +404,8 @@ MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(32, 256, 2, 3), down=MoEGemmTile(64, 256, 4, 2)),
                    MOE_DECODE_SPLIT, MOE_DECODE_SPLIT4, MOE_DECODE_SPLIT_WIDE, MOE_DECODE_SPLIT_DEEP,
                    MOE_DECODE_SPLIT_N64, MOE_DECODE_DEEP, MOE_DECODE_V4, MOE_DECODE_V4_N64, MOE_DECODE_V4_W2,
-                   MOE_DECODE_V4_N128, MOE_DECODE_V4_S4, MOE_DECODE_V4_DIRECT, MOE_DECODE_V4_N64_DIRECT)
+                   MOE_DECODE_V4_N128, MOE_DECODE_V4_S4, MOE_DECODE_V4_DIRECT, MOE_DECODE_V4_N64_DIRECT,
+                   MOE_DECODE_V5_N64_DIRECT, MOE_DECODE_V6_N64_DIRECT, MOE_DECODE_V5_W2, MOE_DECODE_V6_W2)
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
@@ -409,8 +417,8 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
 # 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill stays on the 128 x 64 x 8-warp
 # tiles: the 64 x 64 x 4-warp v2 tiles win natively (14.7 against 16.4 ms at T = 8192) but lose in the SM80 ISA, the
 # code an Ampere part runs (35.2 against 29.9 ms).
-MOE_TINY_DEFAULT = MOE_DECODE_V4_N64_DIRECT
-MOE_DECODE_DEFAULT = MOE_DECODE_V4_W2
+MOE_TINY_DEFAULT = MOE_DECODE_V5_N64_DIRECT
+MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
@@ -434,7 +442,7 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
         cfg = MOE_TINY_DEFAULT
     else:
         cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
-    sp = (cfg.split_up, cfg.split_down) if cfg.kernel in ("v3", "v4") else (1, 1)
+    sp = (cfg.split_up, cfg.split_down) if cfg.kernel in ("v3", "v4", "v5", "v6") else (1, 1)
     return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden, sp[0]),
                         down=_fit(cfg.down, hidden, intermediate, sp[1]))
 
@@ -583,6 +591,49 @@ def _e2m1x4_scaled_bf16(codes, scale2):
         "=r,=r,=r,=r,r,r,r,r,r", [codes, scale2], dtype=(tl.bfloat16, tl.bfloat16), is_pure=True, pack=4)
 
 
+def _e2m1x8_ptx(fold: bool) -> str:
+    "The PTX of `_e2m1x8_scaled_bf16`: four words of two values each from one register of four packed bytes ($4)."
+    lines = [".reg .b32 t, s, k, z;", "mov.b32 k, 0x7E807E80;", "mov.b32 z, 0x80008000;", "shr.b32 s, $4, 8;"]
+    for out, (src, mask, mul) in enumerate((("$4", "0x000F000F", "0x1040"), ("$4", "0x00F000F0", "0x104"),
+                                            ("s", "0x000F000F", "0x1040"), ("s", "0x00F000F0", "0x104"))):
+        lines += [f"and.b32 t, {src}, {mask};", f"mul.lo.u32 t, t, {mul};", "and.b32 t, t, 0x81C081C0;"]
+        if not fold: lines.append("fma.rn.bf16x2 t, t, k, z;")          # times 2^126
+        lines.append(f"fma.rn.bf16x2 ${out}, t, $5, z;")                    # times the scale
+    return "{\n" + "\n".join(lines) + "\n}"
+
+
+_E2M1X8_PTX = tl.constexpr(_e2m1x8_ptx(False))
+_E2M1X8_FOLD_PTX = tl.constexpr(_e2m1x8_ptx(True))
+
+
+@triton.jit
+def _e2m1x8_scaled_bf16(codes, scale2, FOLD: tl.constexpr):
+    """v5/v6 decode: four packed bytes [b0, b1, b2, b3] of one group (values v0..v7, value 2b + h in nibble h of
+    byte b) -> (v0, v4, v1, v5) and (v2, v6, v3, v7) as bf16 pairs, in 21 PTX instructions for 8 values (17 with
+    FOLD) instead of the 28 of `_e2m1x4_scaled_bf16`. The two nibbles of a pair sit 16 bits apart in the word (b0
+    and b2, or b1 and b3 after one shift), so one mask isolates both, one multiply by 2^12 + 2^6 (2^8 + 2^2 for the
+    high nibbles) places a copy of each where its sign bit lands on bit 15 and another where its exponent and
+    mantissa land on bits 8..6, and one mask keeps those bits: 2^-126 times the E2M1 value, exact, as in the v4
+    decode. FOLD (v6): `scale2` is 2^(e-64) (`_ue8m0_bf16x2_folded`) and one multiply gives 2^-63 times the
+    weight; the caller scales its fp32 result by 2^63. Otherwise a multiply by 2^126 and one by the scale."""
+    if FOLD:
+        ptx: tl.constexpr = _E2M1X8_FOLD_PTX
+    else:
+        ptx: tl.constexpr = _E2M1X8_PTX
+    return tl.inline_asm_elementwise(ptx, "=r,=r,=r,=r,r,r,r,r,r", [codes, scale2], dtype=(tl.bfloat16, tl.bfloat16),
+                                     is_pure=True, pack=4)
+
+
+@triton.jit
+def _ue8m0_bf16x2_folded(e):
+    "UE8M0 byte -> 2^(e-64) as a bf16 pair in an int32 (v6's folded scale: exponent field e + 63, inf above 2^127)."
+    b = tl.minimum((e.to(tl.int32) & 0xFF) + 63, 255) << 7
+    return b | (b << 16)
+
+
+FOLD_SHIFT = tl.constexpr(2.0 ** 63)   # v6: the decoded weights are 2^-63 times the real ones; results scale back
+
+
 @triton.jit
 def _mxfp4_scales(s_ptr, rows, KS, kb0, KH, BN: tl.constexpr, BK: tl.constexpr):
     "The E8M0 bytes of packed columns kb0..kb0+BK/2 as [BN, BK/32] (zeros past the row's end, for the prefetch)."
@@ -606,6 +657,11 @@ def _mxfp4_tile_v2(w_ptr, rows, KH, kb0, sc, BN: tl.constexpr, BK: tl.constexpr,
     else:                        # mma.sync: the decoded values land in the operand registers, no shared-memory pass
         g = tl.arange(0, G)[None, :, None]
         codes = tl.load(w_ptr + rows[:, None, None] * KH + kb0 + g * 16 + tl.arange(0, 16)[None, None, :])
+    if FAST and PERM >= 2:       # v5/v6: (v0, v4, v1, v5), (v2, v6, v3, v7) of every 4 bytes, already in K order
+        s2 = _ue8m0_bf16x2_folded(sc) if PERM == 3 else ue8m0_bf16x2(sc)
+        lo, hi = _e2m1x8_scaled_bf16(codes, tl.broadcast_to(s2[:, :, None], (BN, G, 16)), PERM == 3)
+        v = tl.permute(tl.reshape(tl.join(lo, hi), (BN, G, 4, 4, 2)), (0, 1, 2, 4, 3))   # byte 4q + i, half h -> 8q + 4h + i
+        return tl.trans(tl.reshape(v, (BN, BK)))
     if FAST:
         lo, hi = _e2m1x4_scaled_bf16(codes, tl.broadcast_to(ue8m0_bf16x2(sc)[:, :, None], (BN, G, 16)))
     else:
@@ -613,8 +669,10 @@ def _mxfp4_tile_v2(w_ptr, rows, KH, kb0, sc, BN: tl.constexpr, BK: tl.constexpr,
         lo = (e2m1_to_f32(codes) * f).to(tl.bfloat16)
         hi = (e2m1_to_f32(codes.to(tl.int32) >> 4) * f).to(tl.bfloat16)
     v = tl.join(lo, hi)                                          # [BN, G, 16, 2]: value 2i + h of each group
-    if PERM:                                                     # value 4j + 2l + h -> position 4j + 2h + l
+    if PERM == 1:                                                # value 4j + 2l + h -> position 4j + 2h + l
         v = tl.permute(tl.reshape(v, (BN, G, 8, 2, 2)), (0, 1, 2, 4, 3))
+    elif PERM >= 2:                                              # value 8q + 4a + m -> position 8q + 2m + a
+        v = tl.permute(tl.reshape(v, (BN, G, 4, 2, 4)), (0, 1, 2, 4, 3))
     return tl.trans(tl.reshape(v, (BN, BK)))
 
 
@@ -636,6 +694,8 @@ def _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, k
         acc_u = _mm(a, _mxfp4_tile_v2(w_ptr, gate_rows + I, KH, kb0, sc_u, BN, BK, FAST, TILE_2D, PERM), acc_u,
                      UPCAST)
         sc_g, sc_u = nxt_g, nxt_u
+    if FAST and PERM == 3:                                       # v6: the weights were decoded 2^-63 times too small
+        acc_g, acc_u = acc_g * FOLD_SHIFT, acc_u * FOLD_SHIFT
     return acc_g, acc_u
 
 
@@ -744,7 +804,12 @@ def _moe_swiglu_kernel(part_ptr, sorted_ptr, offsets_ptr, counts_ptr, h_ptr, I, 
     g = tl.minimum(g, limit)
     u = tl.minimum(tl.maximum(u, -limit), limit)
     h = g / (1.0 + tl.exp(-g)) * u
-    col = (n & ~3) | ((n & 1) << 1) | ((n >> 1) & 1) if PERM else n      # perm_k4 swaps bits 0 and 1 of the column
+    if PERM == 1:                                                # perm_k4 swaps bits 0 and 1 of the column
+        col = (n & ~3) | ((n & 1) << 1) | ((n >> 1) & 1)
+    elif PERM >= 2:                                              # perm_k8: 8q + 4a + m -> 8q + 2m + a
+        col = (n & ~7) | ((n & 3) << 1) | ((n >> 2) & 1)
+    else:
+        col = n
     tl.store(h_ptr + rows[:, None].to(tl.int64) * I + col[None, :], to_bf16(h, UPCAST), mask=m)
 
 
@@ -754,7 +819,7 @@ def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_pt
                            E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, TILE_2D: tl.constexpr,
                            PERM: tl.constexpr, DIRECT: tl.constexpr):
     """v3: v2's down tile over K slice `program_id(2)` of SPLIT, times the routing weight -> out `[SPLIT, NP, H]`;
-    v4 (PERM): h in the `perm_k4` order. DIRECT: `_split_rows`."""
+    v4 (PERM 1): h in the `perm_k4` order; v5/v6 (PERM 2/3) in the `perm_k8` order. DIRECT: `_split_rows`."""
     if not DIRECT:
         if tl.program_id(1) * BM >= tl.load(offsets_ptr + E): return
     e, rows, ok, pair = _split_rows(sorted_ptr, offsets_ptr, counts_ptr, E, BM, E_PAD, DIRECT)
@@ -771,7 +836,10 @@ def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_pt
         a = tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 2 * kb0 + k[None, :], mask=ok[:, None], other=0.0)
         acc = _mm(a, _mxfp4_tile_v2(w_ptr, w_rows, KH, kb0, sc, BN, BK, FAST, TILE_2D, PERM), acc, UPCAST)
         sc = nxt
-    acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[:, None]
+    wt = tl.load(topk_w_ptr + pair, mask=ok, other=0.0)
+    if FAST and PERM == 3:                                       # v6: one rounding, as acc * 2^63 * wt would give
+        wt = wt * FOLD_SHIFT
+    acc = acc * wt[:, None]
     tl.store(out_ptr + (sid * NP + pair[:, None]) * H + n[None, :], acc, mask=ok[:, None])
 
 # %% ../../nbs/04c_moe.ipynb #522a20ea
@@ -785,6 +853,15 @@ def perm_k4(x: torch.Tensor) -> torch.Tensor:
     "Columns of `x` [T, K] in the v4 order: within each group of 4, (0, 2, 1, 3) (its own inverse)."
     T, K = x.shape
     return x.view(T, K // 4, 2, 2).transpose(2, 3).reshape(T, K)
+
+
+def perm_k8(x: torch.Tensor) -> torch.Tensor:
+    "Columns of `x` [T, K] in the v5/v6 order: within each group of 8, (0, 4, 1, 5, 2, 6, 3, 7)."
+    T, K = x.shape
+    return x.view(T, K // 8, 2, 4).transpose(2, 3).reshape(T, K)
+
+
+SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
 
 
 def _check_experts(experts: MoEExperts, H: int):
@@ -812,9 +889,9 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
     cfg = config or moe_default_config(T * k, E, H, I)
-    if cfg.kernel not in ("v1", "v2", "v3", "v4"):
-        raise InputError(f"config.kernel: expected 'v1', 'v2', 'v3' or 'v4', got {cfg.kernel!r}")
-    split = (cfg.split_up, cfg.split_down) if cfg.kernel in ("v3", "v4") else (1, 1)
+    if cfg.kernel not in ("v1", "v2", *SPLIT_KERNELS):
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v6', got {cfg.kernel!r}")
+    split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
             raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
@@ -826,7 +903,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         return moe_experts_ref(x, weights, ids, experts, swiglu_limit, shared_out).to(torch.bfloat16)
     out = torch.empty(T, H, dtype=torch.bfloat16, device=x.device)
     if T == 0: return out
-    direct = cfg.kernel in ("v3", "v4") and T * k <= cfg.direct_pairs
+    direct = cfg.kernel in SPLIT_KERNELS and T * k <= cfg.direct_pairs
     if direct:      # each pair its own row tile, its expert read from `ids`: no sorting launches
         flat = ids.reshape(-1)
         al = MoEAlignment(flat, flat, flat, cfg.block_m, T * k)      # tile p = pair p
@@ -844,11 +921,11 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
                experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
-    elif cfg.kernel in ("v3", "v4"):
-        perm = cfg.kernel == "v4"
+    elif cfg.kernel in SPLIT_KERNELS:
+        perm = SPLIT_KERNELS[cfg.kernel]
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
                   DIRECT=direct)
-        xa = perm_k4(x) if perm else x
+        xa = perm_k4(x) if perm == 1 else perm_k8(x) if perm else x
         part = torch.empty(split[0], T * k, 2 * I, dtype=torch.float32, device=x.device)
         launch(_moe_gate_up_split_kernel, (I // up.block_n, al.max_tiles, split[0]), xa, al.sorted_ids, al.offsets,
                al.counts, experts.w13, experts.w13_scale, part, H, I, H // 2, H // MXFP4_GROUP, E, T * k, TOPK=k,
@@ -981,7 +1058,7 @@ def _bench_moe(ctx):
 
 def _tile_name(cfg: MoEConfig) -> str:
     t = lambda g: f"{g.block_n}x{g.block_k}/w{g.num_warps}s{g.num_stages}"
-    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in ("v3", "v4") else ""
+    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in SPLIT_KERNELS else ""
     sp += f" direct <= {cfg.direct_pairs}" if cfg.direct_pairs else ""
     return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}{sp}"
 
