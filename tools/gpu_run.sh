@@ -21,6 +21,12 @@ if [ -f .carry/tl.tar.xz ]; then
   [ -d /tmp/tl/tilelang ] || { mkdir -p /tmp/tl && tar xJf .carry/tl.tar.xz -C /tmp/tl; }
   export PYTHONPATH=/tmp/tl:$PYTHONPATH
 fi
+# TRITON38=1: compile with triton 3.8.0 (vLLM 0.33's) instead of the machine's 3.6.0, from .carry/t38.tar.xz
+# (tools/pack_triton38.sh). Not yet run on the GPU machine: check the version line below before trusting a record.
+if [ -n "${TRITON38:-}" ] && [ -f .carry/t38.tar.xz ]; then
+  [ -d /tmp/t38/triton ] || { mkdir -p /tmp/t38 && tar xJf .carry/t38.tar.xz -C /tmp/t38; }
+  export PYTHONPATH=/tmp/t38:$PYTHONPATH
+fi
 LOG=$OUT/run.log
 SM80="env TRITON_OVERRIDE_ARCH=sm80 TRITON_CACHE_DIR=/tmp/triton-sm80"
 status=0

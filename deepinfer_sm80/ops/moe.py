@@ -352,15 +352,19 @@ class MoEConfig(NamedTuple):
     """Tiles of the expert GEMMs: rows per tile (the sorting pads to it) and the two GEMMs' tiles. `kernel` picks
     the GEMM pair: "v2" (packed bf16x2 decode, N-major grid), "v3" (v2's tiles with K split `split_up` /
     `split_down` ways, for small batches), "v4" (v3 with the activations in the `perm_k4` order, so the decoded
-    weights need no byte permutes) or "v1" (the first kernels, kept to time against)."""
+    weights need no byte permutes), "v5" (v4 with the 8-value decode and the `perm_k8` order), "v6" (v5 with the
+    scale folded into one multiply: exact only for E8M0 scale bytes 64..191, i.e. scales 2^-63 to 2^64; an option
+    for measurement, not for arbitrary checkpoints) or "v1" (the first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
     sum_block: int = 1024
     kernel: str = "v2"
-    split_up: int = 1      # "v3"/"v4": K splits of the gate/up GEMM (fp32 partials, summed in split order)
-    split_down: int = 1    # "v3"/"v4": K splits of the down GEMM
-    direct_pairs: int = 0  # "v3"/"v4": up to this many (token, slot) pairs, one row tile per pair, no sorting
+    split_up: int = 1      # "v3".."v6": K splits of the gate/up GEMM (fp32 partials, summed in split order)
+    split_down: int = 1    # "v3".."v6": K splits of the down GEMM
+    direct_pairs: int = 0  # "v3".."v6": up to this many (token, slot) pairs, one row tile per pair, no sorting
+    align_k: bool = False  # "v3".."v6": tell Triton the gate/up K slice starts at a multiple of block_k (16-byte
+                           # copies of the packed codes): faster natively, slower in triton 3.6's SM80 lowering (04c)
 
 
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
@@ -756,7 +760,8 @@ def _split_rows(sorted_ptr, offsets_ptr, counts_ptr, E, BM: tl.constexpr, E_PAD:
 def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, part_ptr, H, I, KH, KS, E, NP,
                               TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                               SPLIT: tl.constexpr, E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr,
-                              TILE_2D: tl.constexpr, PERM: tl.constexpr, DIRECT: tl.constexpr):
+                              TILE_2D: tl.constexpr, PERM: tl.constexpr, DIRECT: tl.constexpr,
+                              ALIGN: tl.constexpr):
     """v3: v2's gate/up tile over K slice `program_id(2)` of SPLIT; fp32 gate and up partials of each (token, slot)
     pair -> part `[SPLIT, NP, 2I]` (NP = T k: sized by the pairs, not by the padded rows).
     v4 (PERM): x comes in the `perm_k4` order and the weights are decoded in it. DIRECT: `_split_rows`."""
@@ -768,6 +773,8 @@ def _moe_gate_up_split_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr,
     gate_rows = e.to(tl.int64) * 2 * I + n
     sid = tl.program_id(2)
     kb_lo = sid * (KH // SPLIT)
+    if ALIGN:                    # true: the wrapper checks that K / SPLIT is a multiple of BK
+        kb_lo = tl.multiple_of(kb_lo, BK // 2)
     kb_hi = kb_lo + KH // SPLIT
     k = tl.arange(0, BK)
     acc_g, acc_u = _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, kb_lo, kb_hi, BM, BN, BK, UPCAST,
@@ -930,7 +937,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_gate_up_split_kernel, (I // up.block_n, al.max_tiles, split[0]), xa, al.sorted_ids, al.offsets,
                al.counts, experts.w13, experts.w13_scale, part, H, I, H // 2, H // MXFP4_GROUP, E, T * k, TOPK=k,
                BM=cfg.block_m, BN=up.block_n, BK=up.block_k, SPLIT=split[0], num_warps=up.num_warps,
-               num_stages=up.num_stages, **v2)
+               num_stages=up.num_stages, ALIGN=cfg.align_k, **v2)
         launch(_moe_swiglu_kernel, (triton.cdiv(T * k, cfg.block_m) if direct else al.max_tiles, triton.cdiv(I, 256)),
                part, al.sorted_ids, al.offsets, al.counts, h, I, T * k, E, float(swiglu_limit), BM=cfg.block_m,
                BLOCK=256, SPLIT=split[0], E_PAD=E_PAD, UPCAST=interp, PERM=perm, DIRECT=direct, num_warps=4)
@@ -1060,6 +1067,7 @@ def _tile_name(cfg: MoEConfig) -> str:
     t = lambda g: f"{g.block_n}x{g.block_k}/w{g.num_warps}s{g.num_stages}"
     sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in SPLIT_KERNELS else ""
     sp += f" direct <= {cfg.direct_pairs}" if cfg.direct_pairs else ""
+    sp += " aligned K" if cfg.align_k else ""
     return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}{sp}"
 
 
