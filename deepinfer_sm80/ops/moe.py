@@ -664,7 +664,8 @@ def _mxfp4_tile_v2(w_ptr, rows, KH, kb0, sc, BN: tl.constexpr, BK: tl.constexpr,
     if FAST and PERM >= 2:       # v5/v6: (v0, v4, v1, v5), (v2, v6, v3, v7) of every 4 bytes, already in K order
         s2 = _ue8m0_bf16x2_folded(sc) if PERM == 3 else ue8m0_bf16x2(sc)
         lo, hi = _e2m1x8_scaled_bf16(codes, tl.broadcast_to(s2[:, :, None], (BN, G, 16)), PERM == 3)
-        v = tl.permute(tl.reshape(tl.join(lo, hi), (BN, G, 4, 4, 2)), (0, 1, 2, 4, 3))   # byte 4q + i, half h -> 8q + 4h + i
+        # byte 4q + i, half h -> position 8q + 4h + i
+        v = tl.permute(tl.reshape(tl.join(lo, hi), (BN, G, 4, 4, 2)), (0, 1, 2, 4, 3))
         return tl.trans(tl.reshape(v, (BN, BK)))
     if FAST:
         lo, hi = _e2m1x4_scaled_bf16(codes, tl.broadcast_to(ue8m0_bf16x2(sc)[:, :, None], (BN, G, 16)))
