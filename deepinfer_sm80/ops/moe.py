@@ -21,12 +21,12 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREF
            'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
-           'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TUNE_DECODE', 'MOE_TUNE_PREFILL',
-           'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT', 'SPLIT_KERNELS', 'MoEShape',
-           'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref',
-           'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route',
-           'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
-           'moe_default_config', 'perm_k4', 'perm_k8', 'moe_experts', 'moe_forward']
+           'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TUNE_DECODE',
+           'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
+           'FOLD_SHIFT', 'SPLIT_KERNELS', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
+           'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
+           'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
+           'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -410,6 +410,10 @@ MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE_SPLIT_N64, MOE_DECODE_DEEP, MOE_DECODE_V4, MOE_DECODE_V4_N64, MOE_DECODE_V4_W2,
                    MOE_DECODE_V4_N128, MOE_DECODE_V4_S4, MOE_DECODE_V4_DIRECT, MOE_DECODE_V4_N64_DIRECT,
                    MOE_DECODE_V5_N64_DIRECT, MOE_DECODE_V6_N64_DIRECT, MOE_DECODE_V5_W2, MOE_DECODE_V6_W2)
+# `moe_tune --quick`: v1 and the two decode defaults' tiles in v4, v5 and v6 (7 configs: a cold SM80-ISA run of all
+# 23 did not finish in 250 s on the H200, run 63)
+MOE_TUNE_DECODE_QUICK = (MOE_DECODE_V1, MOE_DECODE_V4_N64_DIRECT, MOE_DECODE_V5_N64_DIRECT, MOE_DECODE_V6_N64_DIRECT,
+                         MOE_DECODE_V4_W2, MOE_DECODE_V5_W2, MOE_DECODE_V6_W2)
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
@@ -1072,9 +1076,9 @@ def _tile_name(cfg: MoEConfig) -> str:
     return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}{sp}"
 
 
-@benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles and v3 (split K): T = 1 and 64 "
-           "(decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; --quick: v1 and the "
-           "default only)")
+@benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles and v3-v6 (split K): T = 1 and "
+           "64 (decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; --quick: v1 and "
+           "the decode defaults' tiles in v4-v6, v1 and the default at T = 8192)")
 def _bench_moe_tune(ctx):
     s = DSV41_MOE
     H, I, E, k = s.hidden, s.intermediate, s.experts, s.top_k
@@ -1083,7 +1087,8 @@ def _bench_moe_tune(ctx):
     wg = (torch.randn(E, H, device=ctx.device) * H**-0.5).bfloat16()
     bias = torch.randn(E, device=ctx.device) * 0.1
     prefill = MOE_TUNE_PREFILL[:2] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1 and the default at T = 8192
-    for T, cfgs in ((1, MOE_TUNE_DECODE), (64, MOE_TUNE_DECODE), (8192, prefill)):
+    decode = MOE_TUNE_DECODE_QUICK if ctx.quick else MOE_TUNE_DECODE
+    for T, cfgs in ((1, decode), (64, decode), (8192, prefill)):
         n = 2 if T >= 512 else 8
         xs = [torch.randn(T, H, device=ctx.device).bfloat16() for _ in range(n)]
         routes = [moe_route(x, wg, bias, k) for x in xs]
