@@ -17,13 +17,13 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
-           'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
-           'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
-           'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
-           'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TUNE_DECODE',
-           'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
-           'FOLD_SHIFT', 'SPLIT_KERNELS', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
+__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'SPLIT_KERNELS', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE',
+           'MOE_PREFILL', 'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE',
+           'MOE_DECODE_SPLIT_DEEP', 'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2',
+           'MOE_DECODE_V4_N128', 'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT',
+           'MOE_DECODE_V5_N64_DIRECT', 'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2',
+           'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT',
+           'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
            'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
            'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
            'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'moe_experts', 'moe_forward']
@@ -367,6 +367,7 @@ class MoEConfig(NamedTuple):
                            # copies of the packed codes): faster natively, slower in triton 3.6's SM80 lowering (04c)
 
 
+SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
@@ -450,7 +451,7 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
         cfg = MOE_TINY_DEFAULT
     else:
         cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
-    sp = (cfg.split_up, cfg.split_down) if cfg.kernel in ("v3", "v4", "v5", "v6") else (1, 1)
+    sp = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_KERNELS else (1, 1)
     return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden, sp[0]),
                         down=_fit(cfg.down, hidden, intermediate, sp[1]))
 
@@ -872,8 +873,6 @@ def perm_k8(x: torch.Tensor) -> torch.Tensor:
     T, K = x.shape
     return x.view(T, K // 8, 2, 4).transpose(2, 3).reshape(T, K)
 
-
-SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
 
 
 def _check_experts(experts: MoEExperts, H: int):
