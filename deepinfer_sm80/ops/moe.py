@@ -17,16 +17,17 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'SPLIT_KERNELS', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE',
-           'MOE_PREFILL', 'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE',
-           'MOE_DECODE_SPLIT_DEEP', 'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2',
-           'MOE_DECODE_V4_N128', 'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT',
-           'MOE_DECODE_V5_N64_DIRECT', 'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2',
-           'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT',
-           'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
-           'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
-           'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
-           'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'moe_experts', 'moe_forward']
+__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPLIT_KERNELS', 'KERNELS', 'MOE_DECODE_V1',
+           'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4',
+           'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP', 'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4',
+           'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128', 'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT',
+           'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT', 'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2',
+           'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK',
+           'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT',
+           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
+           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
+           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
+           'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -133,19 +134,24 @@ class RouterTile(NamedTuple):
     block_k: int
     num_warps: int
     num_stages: int
+    split: int = 1      # K slices: fp32 partial logits, summed in slice order by the top-k kernel
 
 ROUTER_TILE = RouterTile(block_t=32, block_e=64, block_k=64, num_warps=4, num_stages=3)
+# up to 16 tokens: 24 expert tiles x 4 K slices = 96 programs (ROUTER_TILE gives 6 at T = 1, each reading 655 KB)
+ROUTER_TILE_DECODE = RouterTile(block_t=16, block_e=16, block_k=128, num_warps=4, num_stages=3, split=4)
 
 
 @triton.jit
 def _moe_router_logits_kernel(x_ptr, w_ptr, out_ptr, T, H, E, BT: tl.constexpr, BE: tl.constexpr, BK: tl.constexpr,
-                              UPCAST: tl.constexpr):
+                              UPCAST: tl.constexpr, SPLIT: tl.constexpr):
     t = tl.program_id(0) * BT + tl.arange(0, BT)
     e = tl.program_id(1) * BE + tl.arange(0, BE)
     k = tl.arange(0, BK)
     W_FP32: tl.constexpr = w_ptr.dtype.element_ty == tl.float32
     acc = tl.zeros((BT, BE), dtype=tl.float32)
-    for k0 in range(0, H, BK):
+    k_lo = tl.program_id(2) * (H // SPLIT)                      # K slice: partial logits to out[slice]
+    out_ptr += tl.program_id(2).to(tl.int64) * T * E
+    for k0 in range(k_lo, k_lo + H // SPLIT, BK):
         a = tl.load(x_ptr + t[:, None].to(tl.int64) * H + k0 + k[None, :], mask=t[:, None] < T, other=0.0)
         b = tl.load(w_ptr + e[None, :].to(tl.int64) * H + k0 + k[:, None], mask=e[None, :] < E, other=0.0)
         if W_FP32:
@@ -158,12 +164,15 @@ def _moe_router_logits_kernel(x_ptr, w_ptr, out_ptr, T, H, E, BT: tl.constexpr, 
 
 
 @triton.jit
-def _moe_topk_kernel(logits_ptr, bias_ptr, tok_ptr, table_ptr, w_out_ptr, id_out_ptr, E, scaling,
-                     TOPK: tl.constexpr, K_PAD: tl.constexpr, E_PAD: tl.constexpr, HASH: tl.constexpr):
+def _moe_topk_kernel(logits_ptr, bias_ptr, tok_ptr, table_ptr, w_out_ptr, id_out_ptr, E, scaling, T,
+                     TOPK: tl.constexpr, K_PAD: tl.constexpr, E_PAD: tl.constexpr, HASH: tl.constexpr,
+                     SPLIT: tl.constexpr):
     t = tl.program_id(0).to(tl.int64)
     ex = tl.arange(0, E_PAD)
     valid = ex < E
     l = tl.load(logits_ptr + t * E + ex, mask=valid, other=0.0)
+    for s in tl.static_range(1, SPLIT):                          # the K slices' partial logits, in slice order
+        l += tl.load(logits_ptr + (s * T + t) * E + ex, mask=valid, other=0.0)
     y = tl.exp(-tl.abs(l))
     u = 1.0 + y
     log1p = tl.where(u == 1.0, y, tl.log(u) * (y / (u - 1.0)))
@@ -204,19 +213,31 @@ def _check_router(x, gate_weight):
     return T, H, gate_weight.shape[0]
 
 
+def _router_tile(T: int, H: int, tile: RouterTile | None) -> RouterTile:
+    "The given tile, or the decode tile up to 16 tokens (when H splits into its K slices), else ROUTER_TILE."
+    if tile is not None:
+        if tile.split < 1 or H % (tile.block_k * tile.split):
+            raise InputError(f"tile: hidden size {H} is not a multiple of block_k x split ({tile.block_k} x {tile.split})")
+        return tile
+    d = ROUTER_TILE_DECODE
+    return d if T <= d.block_t and H % (d.block_k * d.split) == 0 else ROUTER_TILE
+
+
 def _router(x, gate_weight, bias, token_ids, tid2eid, top_k, routed_scaling, tile):
     T, H, E = x.shape[0], x.shape[1], gate_weight.shape[0]
-    logits = torch.empty(T, E, dtype=torch.float32, device=x.device)
+    tile = _router_tile(T, H, tile)
+    logits = torch.empty(tile.split, T, E, dtype=torch.float32, device=x.device)
     weights = torch.empty(T, top_k, dtype=torch.float32, device=x.device)
     ids = torch.empty(T, top_k, dtype=torch.int32, device=x.device)
     if T == 0: return weights, ids
-    launch(_moe_router_logits_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(E, tile.block_e)), x, gate_weight,
-           logits, T, H, E, BT=tile.block_t, BE=tile.block_e, BK=tile.block_k, UPCAST=interpreting(),
-           num_warps=tile.num_warps, num_stages=tile.num_stages)
+    launch(_moe_router_logits_kernel, (triton.cdiv(T, tile.block_t), triton.cdiv(E, tile.block_e), tile.split), x,
+           gate_weight, logits, T, H, E, BT=tile.block_t, BE=tile.block_e, BK=tile.block_k, UPCAST=interpreting(),
+           SPLIT=tile.split, num_warps=tile.num_warps, num_stages=tile.num_stages)
     hashed = tid2eid is not None
     launch(_moe_topk_kernel, (T,), logits, bias if not hashed else logits, token_ids if hashed else logits,
-           tid2eid if hashed else logits, weights, ids, E, float(routed_scaling), TOPK=top_k,
-           K_PAD=triton.next_power_of_2(top_k), E_PAD=triton.next_power_of_2(E), HASH=hashed, num_warps=4)
+           tid2eid if hashed else logits, weights, ids, E, float(routed_scaling), T, TOPK=top_k,
+           K_PAD=triton.next_power_of_2(top_k), E_PAD=triton.next_power_of_2(E), HASH=hashed, SPLIT=tile.split,
+           num_warps=4)
     return weights, ids
 
 
@@ -227,7 +248,7 @@ def moe_route(x: torch.Tensor, gate_weight: torch.Tensor, bias: torch.Tensor, to
     check_tensor("bias", bias, dtype=torch.float32, shape=(E,))
     if not 1 <= top_k <= E: raise InputError(f"top_k must be in [1, {E}], got {top_k}")
     if select_backend(x, gate_weight, bias) == "torch": return moe_route_ref(x, gate_weight, bias, top_k, routed_scaling)
-    return _router(x, gate_weight, bias, None, None, top_k, routed_scaling, tile or ROUTER_TILE)
+    return _router(x, gate_weight, bias, None, None, top_k, routed_scaling, tile)
 
 
 def moe_hash_route(x: torch.Tensor, gate_weight: torch.Tensor, token_ids: torch.Tensor, tid2eid: torch.Tensor,
@@ -243,7 +264,7 @@ def moe_hash_route(x: torch.Tensor, gate_weight: torch.Tensor, token_ids: torch.
             raise InputError(f"tid2eid: expert ids must lie in [0, {E})")
     if select_backend(x, gate_weight, token_ids, tid2eid) == "torch":
         return moe_hash_route_ref(x, gate_weight, token_ids, tid2eid, routed_scaling)
-    return _router(x, gate_weight, None, token_ids, tid2eid, tid2eid.shape[1], routed_scaling, tile or ROUTER_TILE)
+    return _router(x, gate_weight, None, token_ids, tid2eid, tid2eid.shape[1], routed_scaling, tile)
 
 # %% ../../nbs/04c_moe.ipynb #4ea4931e
 class MoEAlignment(NamedTuple):
@@ -354,7 +375,9 @@ class MoEConfig(NamedTuple):
     `split_down` ways, for small batches), "v4" (v3 with the activations in the `perm_k4` order, so the decoded
     weights need no byte permutes), "v5" (v4 with the 8-value decode and the `perm_k8` order), "v6" (v5 with the
     scale folded into one multiply: exact only for E8M0 scale bytes 64..191, i.e. scales 2^-63 to 2^64; an option
-    for measurement, not for arbitrary checkpoints) or "v1" (the first kernels, kept to time against)."""
+    for measurement, not for arbitrary checkpoints), "v7" (one pair a program, codes loaded straight into the
+    `mma.sync` registers, SwiGLU fused; direct pairs only: block_n = 8 x num_warps rows, block_k = 128 x R values a
+    thread's K step, split_up 1) or "v1" (the first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
@@ -368,6 +391,7 @@ class MoEConfig(NamedTuple):
 
 
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
+KERNELS = ("v1", "v2", *SPLIT_KERNELS, "v7")
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
@@ -401,6 +425,13 @@ MOE_DECODE_V5_N64_DIRECT = MOE_DECODE_V4_N64_DIRECT._replace(kernel="v5")
 MOE_DECODE_V6_N64_DIRECT = MOE_DECODE_V4_N64_DIRECT._replace(kernel="v6")
 MOE_DECODE_V5_W2 = MOE_DECODE_V4_W2._replace(kernel="v5")
 MOE_DECODE_V6_W2 = MOE_DECODE_V4_W2._replace(kernel="v6")
+# v7: direct pairs only; tiles of 8 x num_warps rows, K steps of 128 x R values (R = 1, 2)
+MOE_TINY_V7 = MoEConfig(16, MoEGemmTile(32, 256, 4, 1), MoEGemmTile(32, 256, 4, 1), kernel="v7", direct_pairs=24)
+MOE_TUNE_TINY = (MOE_DECODE_V5_N64_DIRECT, MOE_TINY_V7,
+                 MOE_TINY_V7._replace(gate_up=MoEGemmTile(16, 256, 2, 1), down=MoEGemmTile(16, 256, 2, 1)),
+                 MOE_TINY_V7._replace(gate_up=MoEGemmTile(64, 256, 8, 1), down=MoEGemmTile(64, 256, 8, 1)),
+                 MOE_TINY_V7._replace(gate_up=MoEGemmTile(32, 128, 4, 1), down=MoEGemmTile(32, 128, 4, 1)),
+                 MOE_TINY_V7._replace(down=MoEGemmTile(32, 128, 4, 1), split_down=2))
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
@@ -426,7 +457,7 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
 # 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill stays on the 128 x 64 x 8-warp
 # tiles: the 64 x 64 x 4-warp v2 tiles win natively (14.7 against 16.4 ms at T = 8192) but lose in the SM80 ISA, the
 # code an Ampere part runs (35.2 against 29.9 ms).
-MOE_TINY_DEFAULT = MOE_DECODE_V5_N64_DIRECT
+MOE_TINY_DEFAULT = MOE_TINY_V7
 MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
@@ -451,9 +482,23 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
         cfg = MOE_TINY_DEFAULT
     else:
         cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
+    if cfg.kernel == "v7":        # 8 x num_warps rows (down to 8) and K steps of 128 x R values (down to 128)
+        tiles = [_fit_v7(cfg.gate_up, intermediate, hidden), _fit_v7(cfg.down, hidden, intermediate, cfg.split_down)]
+        if None in tiles:
+            cfg = MOE_DECODE_V5_N64_DIRECT
+        else:
+            return cfg._replace(gate_up=tiles[0], down=tiles[1])
     sp = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_KERNELS else (1, 1)
     return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden, sp[0]),
                         down=_fit(cfg.down, hidden, intermediate, sp[1]))
+
+
+def _fit_v7(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile | None:
+    "v7 tiles halved until they divide N and K (`split` slices), or None when K is not a multiple of 128 x split."
+    nw, bk = tile.num_warps, tile.block_k
+    while n % (8 * nw) and nw > 1: nw //= 2
+    while k % (bk * split) and bk > 128: bk //= 2
+    return None if n % (8 * nw) or k % (bk * split) else MoEGemmTile(8 * nw, bk, nw, 1)
 
 
 # %% ../../nbs/04c_moe.ipynb #a1c0e2f1
@@ -855,6 +900,139 @@ def _moe_down_split_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_pt
     acc = acc * wt[:, None]
     tl.store(out_ptr + (sid * NP + pair[:, None]) * H + n[None, :], acc, mask=ok[:, None])
 
+# %% ../../nbs/04c_moe.ipynb #c7d2e9f1
+def _mma_quad_ptx() -> str:
+    """The PTX of `_mxfp4_mma_quad`: 4 code words ($4..$7) of one scale group ($8..$11, `ue8m0_bf16x2`) decoded as
+    in v5 (four bf16 pairs a word) and multiplied by the activation registers of the same K positions ($12..$27,
+    A rows 0..7; rows 8..15 are zero) with two m16n8k16 `mma.sync` a word, into a fresh fp32 accumulator ($0..$3)."""
+    L = [".reg .b32 t, s, k, z, zz, b0, b1, b2, b3;", "mov.b32 k, 0x7E807E80;", "mov.b32 z, 0x80008000;",
+         "mov.b32 zz, 0;"] + [f"mov.b32 ${o}, 0;" for o in range(4)]
+    mma = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {$0, $1, $2, $3}, {%s, zz, %s, zz}, {%s, %s}, {$0, $1, $2, $3};"
+    for i in range(4):                                   # word i: values v0..v7 -> pairs (v0, v4), (v1, v5), (v2, v6), (v3, v7)
+        c, sc = f"${4 + i}", f"${8 + i}"
+        L.append(f"shr.b32 s, {c}, 8;")
+        for o, (src, mask, mul) in enumerate(((c, "0x000F000F", "0x1040"), (c, "0x00F000F0", "0x104"),
+                                              ("s", "0x000F000F", "0x1040"), ("s", "0x00F000F0", "0x104"))):
+            L += [f"and.b32 t, {src}, {mask};", f"mul.lo.u32 t, t, {mul};", "and.b32 t, t, 0x81C081C0;",
+                  "fma.rn.bf16x2 t, t, k, z;", f"fma.rn.bf16x2 b{o}, t, {sc}, z;"]
+        xa, xb, xc, xd = (f"${12 + 4 * j + i}" for j in range(4))
+        L += [mma % (xa, xb, "b0", "b1"), mma % (xc, xd, "b2", "b3")]
+    return "{\n" + "\n".join(L) + "\n}"
+
+
+_MMA_QUAD_PTX = tl.constexpr(_mma_quad_ptx())
+
+
+@triton.jit
+def _mxfp4_mma_quad(codes, scale2, xa, xb, xc, xd):
+    """v7: one thread's 4 code words (a scale group) times the activations -> its 4 elements of the m16n8k16
+    accumulator. Warp-wide: the caller's layout must put lane (g, q) = (lane // 4, lane % 4) on weight row g of an
+    8-row group and on the words of quad q, which `_moe_v7_kernel` checks."""
+    return tl.inline_asm_elementwise(_MMA_QUAD_PTX, "=r,=r,=r,=r," + "r," * 23 + "r", [codes, scale2, xa, xb, xc, xd],
+                                     dtype=tl.float32, is_pure=True, pack=4)
+
+
+@triton.jit
+def _lane_id(t):
+    "The lane that holds each element (`%laneid`)."
+    return tl.inline_asm_elementwise("mov.u32 $0, %laneid;", "=r,r", [t], dtype=tl.int32, is_pure=True, pack=1)
+
+
+@triton.jit
+def _pair_f32(v, HI: tl.constexpr):
+    "The low (HI false) or high bf16 of a packed pair, as fp32."
+    if HI:
+        return (v & -65536).to(tl.float32, bitcast=True)
+    else:
+        return (v << 16).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _word_dot_f32(w, xa, xb, xc, xd):
+    "Interpreter path of v7: one code word's 8 values times their activations (pair j holds v_j and v_j+4), fp32."
+    d = e2m1_to_f32(w) * _pair_f32(xa, False) + e2m1_to_f32(w >> 16) * _pair_f32(xa, True)
+    d += e2m1_to_f32(w >> 4) * _pair_f32(xb, False) + e2m1_to_f32(w >> 20) * _pair_f32(xb, True)
+    d += e2m1_to_f32(w >> 8) * _pair_f32(xc, False) + e2m1_to_f32(w >> 24) * _pair_f32(xc, True)
+    d += e2m1_to_f32(w >> 12) * _pair_f32(xd, False) + e2m1_to_f32(w >> 28) * _pair_f32(xd, True)
+    return d
+
+
+@triton.jit
+def _perm_k32_col(n):
+    "Column n of a row in the `perm_k32` order: within 32, value 8i + c at ((c % 4) * 4 + i) * 2 + c // 4."
+    c = n & 7
+    return (n & ~31) | ((((c & 3) << 2) | ((n >> 3) & 3)) << 1) | (c >> 2)
+
+
+@triton.jit
+def _moe_v7_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I, limit, NW: tl.constexpr,
+                   R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr, FAST: tl.constexpr):
+    """v7, one (token, slot) pair a program: rows of expert `ids[p]`'s MXFP4 matrix (N rows of KW int32 code words)
+    times activation row p // XDIV (int32 bf16 pairs, `perm_k32` order), K slice `program_id(2)` of SPLIT. The tile
+    is [R 32 NW, 4] words indexed by thread slot t (lane t % 32, warp t // 32 % NW, quad rep t // (32 NW)) and word
+    i: the words go straight from global memory into the `mma.sync` operand registers. SWIGLU (SPLIT 1): the
+    8 NW rows are 4 NW gate rows and their up rows, and the program writes the pair's h (clamped SwiGLU, bf16,
+    `perm_k32` order) to out `[NP, I]`; else the rows times the routing weight go to out `[SPLIT, NP, N]` (fp32)."""
+    BN: tl.constexpr = 8 * NW
+    BT: tl.constexpr = 32 * NW * R
+    p = tl.program_id(1)
+    e = tl.load(ids_ptr + p).to(tl.int64)
+    t = tl.arange(0, BT)[:, None]
+    i = tl.arange(0, 4)[None, :]
+    lane = t % 32
+    quad = t // (32 * NW) * 4 + lane % 4
+    n_loc = t // 32 % NW * 8 + lane // 4
+    if SWIGLU:                                                    # gate rows c0 + j, then up rows I + c0 + j
+        c0 = tl.program_id(0) * (BN // 2)
+        row = tl.where(n_loc < BN // 2, c0 + n_loc, I + c0 + n_loc - BN // 2)
+    else:
+        row = tl.program_id(0) * BN + n_loc
+    rows = e * N + row
+    sid = tl.program_id(2)
+    kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)         # the wrapper checks K against the tile and split
+    wp = w_ptr + rows * KW + quad * 4 + i
+    sp = s_ptr + rows * KS + quad
+    xp = x_ptr + (p // XDIV).to(tl.int64) * (KW * 4) + quad * 16 + i     # + 4 j: the pairs j of word i
+    if FAST:
+        xm = lane < 4                                            # A row 0 (lanes 0..3) is the pair's activation row
+    else:
+        xm = lane >= 0                                           # every slot multiplies its own words
+    acc = tl.zeros((BT, 4), dtype=tl.float32)
+    for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
+        w = tl.load(wp + kw0)
+        sb = tl.load(sp + kw0 // 4)
+        xq = xp + kw0 * 4
+        xa = tl.load(xq, mask=xm, other=0)
+        xb = tl.load(xq + 4, mask=xm, other=0)
+        xc = tl.load(xq + 8, mask=xm, other=0)
+        xd = tl.load(xq + 12, mask=xm, other=0)
+        if FAST:
+            acc += _mxfp4_mma_quad(w, ue8m0_bf16x2(sb), xa, xb, xc, xd)
+        else:
+            acc += _word_dot_f32(w, xa, xb, xc, xd) * ue8m0_to_f32(sb)
+    if FAST:
+        acc = tl.where(_lane_id(t + 0 * i) == lane, acc, float("nan"))    # another layout would mix rows: NaN
+        # element i of slot t = D[token (t % 32) // 4 + 8 (i // 2)][row 8 (t // 32 % NW) + 2 (t % 4) + i % 2]
+        d = tl.reshape(tl.sum(tl.reshape(acc, (R, 32 * NW, 4)), axis=0), (NW, 8, 4, 2, 2))
+        g5 = tl.arange(0, 8)[None, :, None, None, None]
+        h5 = tl.arange(0, 2)[None, None, None, :, None]
+        rowsum = tl.reshape(tl.sum(tl.sum(tl.where((g5 == 0) & (h5 == 0), d, 0.0), axis=3), axis=1), (BN,))
+    else:                                                         # slot t's partial belongs to row n_loc(t)
+        rowsum = tl.reshape(tl.sum(tl.sum(tl.sum(tl.reshape(acc, (R, NW, 8, 4, 4)), axis=4), axis=3), axis=0), (BN,))
+    if SWIGLU:
+        gate, up = tl.split(tl.trans(tl.reshape(rowsum, (2, BN // 2))))
+        gate = tl.minimum(gate, limit)
+        up = tl.minimum(tl.maximum(up, -limit), limit)
+        col = _perm_k32_col(c0 + tl.arange(0, BN // 2))
+        h = gate / (1.0 + tl.exp(-gate)) * up
+        if FAST:
+            tl.store(out_ptr + p.to(tl.int64) * I + col, h.to(tl.bfloat16))
+        else:
+            tl.store(out_ptr + p.to(tl.int64) * I + col, to_bf16(h, True))
+    else:
+        n = tl.program_id(0) * BN + tl.arange(0, BN)
+        tl.store(out_ptr + (sid * NP + p).to(tl.int64) * N + n, rowsum * tl.load(wt_ptr + p))
+
 # %% ../../nbs/04c_moe.ipynb #522a20ea
 def _wgmma_target(device: torch.device) -> bool:
     "Whether Triton lowers for Hopper or newer here (wgmma), i.e. a CUDA device of sm_90+ not forced to sm_80."
@@ -872,6 +1050,13 @@ def perm_k8(x: torch.Tensor) -> torch.Tensor:
     "Columns of `x` [T, K] in the v5/v6 order: within each group of 8, (0, 4, 1, 5, 2, 6, 3, 7)."
     T, K = x.shape
     return x.view(T, K // 8, 2, 4).transpose(2, 3).reshape(T, K)
+
+
+def perm_k32(x: torch.Tensor) -> torch.Tensor:
+    """Columns of `x` [T, K] in the v7 order: within each group of 32 (four code words of 8 values), value 8i + c at
+    ((c % 4) * 4 + i) * 2 + c // 4, so the bf16 pair j of every word i of the group is int32 number 4j + i."""
+    T, K = x.shape
+    return x.view(T, K // 32, 4, 2, 4).permute(0, 1, 4, 2, 3).reshape(T, K)
 
 
 
@@ -900,13 +1085,23 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
     cfg = config or moe_default_config(T * k, E, H, I)
-    if cfg.kernel not in ("v1", "v2", *SPLIT_KERNELS):
-        raise InputError(f"config.kernel: expected one of 'v1' to 'v6', got {cfg.kernel!r}")
-    split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_KERNELS else (1, 1)
+    if cfg.kernel not in KERNELS:
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v7', got {cfg.kernel!r}")
+    split = (cfg.split_up, cfg.split_down) if cfg.kernel in (*SPLIT_KERNELS, "v7") else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
             raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
                              f"{tile.block_k} x {sp} K splits), block_k a multiple of {MXFP4_GROUP}")
+    if cfg.kernel == "v7":
+        if T * k > cfg.direct_pairs:
+            raise InputError(f"config: v7 runs up to direct_pairs = {cfg.direct_pairs} (token, slot) pairs, got {T * k}")
+        for gemm, tile in (("gate/up", cfg.gate_up), ("down", cfg.down)):
+            R = tile.block_k // 128
+            if tile.block_n != 8 * tile.num_warps or R not in (1, 2, 4) or tile.block_k != 128 * R:
+                raise InputError(f"{gemm} GEMM (v7): block_n must be 8 x num_warps and block_k 128, 256 or 512, got {tile}")
+        if split[0] != 1: raise InputError("config: v7 fuses the SwiGLU into the gate/up GEMM, so split_up must be 1")
+        if not all(t.is_contiguous() for t in experts):
+            raise InputError("experts: v7 reads the packed codes as int32 words and needs contiguous tensors")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
         raise InputError(f"ids: expert ids must lie in [0, {E}), got [{int(ids.min())}, {int(ids.max())}]")
     backend = select_backend(x, weights, ids, *experts)
@@ -914,7 +1109,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         return moe_experts_ref(x, weights, ids, experts, swiglu_limit, shared_out).to(torch.bfloat16)
     out = torch.empty(T, H, dtype=torch.bfloat16, device=x.device)
     if T == 0: return out
-    direct = cfg.kernel in SPLIT_KERNELS and T * k <= cfg.direct_pairs
+    direct = cfg.kernel in (*SPLIT_KERNELS, "v7") and T * k <= cfg.direct_pairs
     if direct:      # each pair its own row tile, its expert read from `ids`: no sorting launches
         flat = ids.reshape(-1)
         al = MoEAlignment(flat, flat, flat, cfg.block_m, T * k)      # tile p = pair p
@@ -932,6 +1127,16 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
                experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
+    elif cfg.kernel == "v7":
+        v7 = dict(SPLIT=split[1], FAST=not interp)
+        launch(_moe_v7_kernel, (2 * I // up.block_n, T * k, 1), perm_k32(x).view(torch.int32), al.sorted_ids,
+               experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
+               I, float(swiglu_limit), NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True, FAST=not interp,
+               num_warps=up.num_warps, num_stages=1)
+        launch(_moe_v7_kernel, (H // dn.block_n, T * k, split[1]), h.view(torch.int32), al.sorted_ids,
+               experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
+               float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SWIGLU=False, num_warps=dn.num_warps,
+               num_stages=1, **v7)
     elif cfg.kernel in SPLIT_KERNELS:
         perm = SPLIT_KERNELS[cfg.kernel]
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
@@ -1014,7 +1219,8 @@ def _moe_aot_examples():
                        torch.empty(129280, s.top_k, dtype=torch.int32, device=meta))
         moe_forward(x, wg, ex, bias=bias, shared_out=torch.empty(T, s.hidden, dtype=torch.bfloat16, device=meta))
         w, ids = torch.empty(T, s.top_k, device=meta), torch.empty(T, s.top_k, dtype=torch.int32, device=meta)
-        for cfg in MOE_TUNE_DECODE if T < 8192 else MOE_TUNE_PREFILL:     # v1 and the tuning sweep compile too
+        tiny = MOE_TUNE_TINY if T == 1 else ()
+        for cfg in (*tiny, *MOE_TUNE_DECODE) if T < 8192 else MOE_TUNE_PREFILL:   # v1 and the sweeps compile too
             moe_experts(x, w, ids, ex, config=cfg)
 
 
@@ -1069,15 +1275,15 @@ def _bench_moe(ctx):
 
 def _tile_name(cfg: MoEConfig) -> str:
     t = lambda g: f"{g.block_n}x{g.block_k}/w{g.num_warps}s{g.num_stages}"
-    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in SPLIT_KERNELS else ""
+    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in (*SPLIT_KERNELS, "v7") else ""
     sp += f" direct <= {cfg.direct_pairs}" if cfg.direct_pairs else ""
     sp += " aligned K" if cfg.align_k else ""
     return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}{sp}"
 
 
-@benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles and v3-v6 (split K): T = 1 and "
-           "64 (decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; --quick: v1 and "
-           "the decode defaults' tiles in v4-v6, v1 and the default at T = 8192)")
+@benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles, v3-v6 (split K) and v7 (T = 1): "
+           "T = 1 and 64 (decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; "
+           "--quick: v1 and the decode defaults' tiles in v4-v6, v1 and the default at T = 8192)")
 def _bench_moe_tune(ctx):
     s = DSV41_MOE
     H, I, E, k = s.hidden, s.intermediate, s.experts, s.top_k
@@ -1087,7 +1293,7 @@ def _bench_moe_tune(ctx):
     bias = torch.randn(E, device=ctx.device) * 0.1
     prefill = MOE_TUNE_PREFILL[:2] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1 and the default at T = 8192
     decode = MOE_TUNE_DECODE_QUICK if ctx.quick else MOE_TUNE_DECODE
-    for T, cfgs in ((1, decode), (64, decode), (8192, prefill)):
+    for T, cfgs in ((1, (*MOE_TUNE_TINY, *decode)), (64, decode), (8192, prefill)):
         n = 2 if T >= 512 else 8
         xs = [torch.randn(T, H, device=ctx.device).bfloat16() for _ in range(n)]
         routes = [moe_route(x, wg, bias, k) for x in xs]
