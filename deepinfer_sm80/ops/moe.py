@@ -1100,8 +1100,9 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
             if tile.block_n != 8 * tile.num_warps or R not in (1, 2, 4) or tile.block_k != 128 * R:
                 raise InputError(f"{gemm} GEMM (v7): block_n must be 8 x num_warps and block_k 128, 256 or 512, got {tile}")
         if split[0] != 1: raise InputError("config: v7 fuses the SwiGLU into the gate/up GEMM, so split_up must be 1")
-        if not all(t.is_contiguous() for t in experts):
-            raise InputError("experts: v7 reads the packed codes as int32 words and needs contiguous tensors")
+        if experts.w13.storage_offset() % 4 or experts.w2.storage_offset() % 4:
+            raise InputError("experts: v7 reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
+                             "boundary of their storage")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
         raise InputError(f"ids: expert ids must lie in [0, {E}), got [{int(ids.min())}, {int(ids.max())}]")
     backend = select_backend(x, weights, ids, *experts)
