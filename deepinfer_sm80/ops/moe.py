@@ -17,14 +17,14 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPLIT_KERNELS', 'KERNELS', 'MOE_DECODE_V1',
-           'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4',
-           'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP', 'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4',
-           'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128', 'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT',
-           'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT', 'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2',
-           'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK',
-           'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT',
-           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
+__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPLIT_KERNELS', 'SPLIT_FIELD_KERNELS', 'KERNELS',
+           'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT',
+           'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP', 'MOE_DECODE_SPLIT_N64',
+           'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128', 'MOE_DECODE_V4_S4',
+           'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT', 'MOE_DECODE_V6_N64_DIRECT',
+           'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY', 'MOE_TUNE_DECODE',
+           'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
+           'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
            'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
            'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
            'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
@@ -391,7 +391,8 @@ class MoEConfig(NamedTuple):
 
 
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
-KERNELS = ("v1", "v2", *SPLIT_KERNELS, "v7")
+SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7")                # the kernels that read split_up / split_down / direct_pairs
+KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS)
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
@@ -1087,7 +1088,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     cfg = config or moe_default_config(T * k, E, H, I)
     if cfg.kernel not in KERNELS:
         raise InputError(f"config.kernel: expected one of 'v1' to 'v7', got {cfg.kernel!r}")
-    split = (cfg.split_up, cfg.split_down) if cfg.kernel in (*SPLIT_KERNELS, "v7") else (1, 1)
+    split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
             raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
@@ -1110,7 +1111,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         return moe_experts_ref(x, weights, ids, experts, swiglu_limit, shared_out).to(torch.bfloat16)
     out = torch.empty(T, H, dtype=torch.bfloat16, device=x.device)
     if T == 0: return out
-    direct = cfg.kernel in (*SPLIT_KERNELS, "v7") and T * k <= cfg.direct_pairs
+    direct = cfg.kernel in SPLIT_FIELD_KERNELS and T * k <= cfg.direct_pairs
     if direct:      # each pair its own row tile, its expert read from `ids`: no sorting launches
         flat = ids.reshape(-1)
         al = MoEAlignment(flat, flat, flat, cfg.block_m, T * k)      # tile p = pair p
@@ -1129,15 +1130,14 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
     elif cfg.kernel == "v7":
-        v7 = dict(SPLIT=split[1], FAST=not interp)
         launch(_moe_v7_kernel, (2 * I // up.block_n, T * k, 1), perm_k32(x).view(torch.int32), al.sorted_ids,
                experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
                I, float(swiglu_limit), NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True, FAST=not interp,
                num_warps=up.num_warps, num_stages=1)
         launch(_moe_v7_kernel, (H // dn.block_n, T * k, split[1]), h.view(torch.int32), al.sorted_ids,
                experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
-               float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SWIGLU=False, num_warps=dn.num_warps,
-               num_stages=1, **v7)
+               float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
+               FAST=not interp, num_warps=dn.num_warps, num_stages=1)
     elif cfg.kernel in SPLIT_KERNELS:
         perm = SPLIT_KERNELS[cfg.kernel]
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
@@ -1276,7 +1276,7 @@ def _bench_moe(ctx):
 
 def _tile_name(cfg: MoEConfig) -> str:
     t = lambda g: f"{g.block_n}x{g.block_k}/w{g.num_warps}s{g.num_stages}"
-    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in (*SPLIT_KERNELS, "v7") else ""
+    sp = f" split {cfg.split_up}/{cfg.split_down}" if cfg.kernel in SPLIT_FIELD_KERNELS else ""
     sp += f" direct <= {cfg.direct_pairs}" if cfg.direct_pairs else ""
     sp += " aligned K" if cfg.align_k else ""
     return f"{cfg.kernel} m{cfg.block_m} up {t(cfg.gate_up)} down {t(cfg.down)}{sp}"
