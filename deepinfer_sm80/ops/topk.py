@@ -175,10 +175,7 @@ def _topk_select_kernel(
     chunk = tl.program_id(1)
     col = chunk * BLOCK + tl.arange(0, BLOCK)
     if FROM_SCORES:
-        if lengths_ptr is not None:
-            row_len = tl.minimum(tl.maximum(tl.load(lengths_ptr + row), 0), n_cols)
-        else:
-            row_len = n_cols
+        row_len = _row_len(lengths_ptr, row, n_cols)
         valid = col < row_len
         if flags_ptr is not None:
             valid &= tl.load(flags_ptr + row * n_flags + col // POOL_BLOCK, mask=valid, other=0) != 0
@@ -610,10 +607,7 @@ def _block_max_kernel(scores_ptr, stride, lengths_ptr, out_ptr, out_lens_ptr, n_
                       BLOCK_SIZE: tl.constexpr, BP: tl.constexpr, TB: tl.constexpr, PIN: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     blk = tl.program_id(1) * TB + tl.arange(0, TB)
-    if lengths_ptr is not None:
-        row_len = tl.minimum(tl.maximum(tl.load(lengths_ptr + row), 0), n_cols)
-    else:
-        row_len = n_cols
+    row_len = _row_len(lengths_ptr, row, n_cols)
     n_valid = (row_len + BLOCK_SIZE - 1) // BLOCK_SIZE
     tl.store(out_lens_ptr + row, n_valid, mask=tl.program_id(1) == 0)
     col = blk[:, None] * BLOCK_SIZE + tl.arange(0, BP)[None, :]
