@@ -12,7 +12,7 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['E2M1_VALUES', 'e4m3_to_f32', 'f32_to_e4m3', 'f32_to_e4m3_finite', 'ue8m0_to_f32', 'f32_to_ue8m0',
-           'e4m3_scale_exponent', 'e2m1_to_f32', 'e4m3x4_scaled_bf16', 'ue8m0_bf16x2', 'e4m3_decode_ref',
+           'e4m3_scale_exponent', 'e2m1_to_f32', 'e4m3x4_scaled_bf16', 'ue8m0_bf16x2', 'e4m3x4_f16', 'e4m3_decode_ref',
            'e4m3_encode_ref', 'ue8m0_decode_ref', 'ue8m0_encode_ref', 'e4m3_scale_exponent_ref', 'e2m1_decode_ref',
            'e4m3_decode', 'e4m3_encode', 'e4m3_encode_finite', 'ue8m0_decode', 'ue8m0_encode', 'e2m1_decode']
 
@@ -117,6 +117,29 @@ def ue8m0_bf16x2(e):
     e = e.to(tl.int32) & 0xFF
     b = tl.where(e == 0, 0x40, e << 7)
     return b | (b << 16)
+
+
+@triton.jit
+def e4m3x4_f16(codes):
+    """E4M3 codes (uint8, a multiple of 4 per row) -> fp16 equal to each code's value times 2^-8, exact for every
+    code (subnormals included); the NaN codes 0x7F/0xFF give fp16 NaN. GPU only (PTX)."""
+    return tl.inline_asm_elementwise(
+        """{
+        .reg .b32 m, r0, r1, n0, n1, c;
+        not.b32 m, $2;
+        and.b32 m, m, 0x7F7F7F7F;
+        add.u32 m, m, 0x7F7F7F7F;
+        prmt.b32 r0, $2, 0, 0x9180;
+        prmt.b32 r1, $2, 0, 0xB3A2;
+        shl.b32 r0, r0, 7;
+        shl.b32 r1, r1, 7;
+        prmt.b32 n0, m, 0, 0x9988;
+        prmt.b32 n1, m, 0, 0xBBAA;
+        mov.b32 c, 0x407F407F;
+        lop3.b32 $0, r0, n0, c, 0x73;
+        lop3.b32 $1, r1, n1, c, 0x73;
+        }""",
+        "=r,=r,r", [codes], dtype=tl.float16, is_pure=True, pack=4)
 
 
 # %% ../../nbs/01_fp8.ipynb #cf83ae77

@@ -12,19 +12,20 @@ import torch
 from .. import core as _core
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
-from .fp8 import e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_scaled_bf16
-from .topk import CPU_TILE as TOPK_CPU_TILE, gpu_tile, _order_key, _run_topk
+from .fp8 import e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_f16, e4m3x4_scaled_bf16
+from .topk import CPU_TILE as TOPK_CPU_TILE, TopkTile, bound_groups, gpu_tile, _order_key, _run_topk
+from .topk import _check_scores as _check_topk_scores, _check_tile as _check_topk_tile
 from .topk import topk_indices, topk_indices_in_pool, topk_indices_ref, topk_indices_in_pool_ref
 import triton
 import triton.language as tl
 
 # %% auto #0
 __all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_PACKED',
-           'DECODE_DEFAULT', 'PREFILL_V1', 'PREFILL', 'PREFILL_TUNE', 'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES',
-           'IndexerKeyLayout', 'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref',
-           'check_indexer_cache', 'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref',
-           'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'DecodeTile',
-           'indexer_topk_decode', 'PrefillConfig', 'indexer_topk_prefill']
+           'DECODE_F16', 'DECODE_F16_256', 'DECODE_DEFAULT', 'PREFILL_V1', 'PREFILL', 'PREFILL_TUNE',
+           'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES', 'IndexerKeyLayout', 'indexer_key_rows',
+           'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache', 'insert_indexer_k_ref',
+           'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref',
+           'IndexerTile', 'DecodeTile', 'indexer_topk_decode', 'PrefillConfig', 'indexer_topk_prefill']
 
 # %% ../../nbs/03g_indexer.ipynb #075c7c81
 @dataclass(frozen=True)
@@ -52,9 +53,11 @@ IDX_K = IndexerKeyLayout()
 
 
 @triton.jit
-def indexer_key_rows(slot, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr, SCALE_BYTES: tl.constexpr):
-    "`IndexerKeyLayout.offsets` in Triton: int64 byte offsets of the codes and the scale of physical slots."
-    s = slot.to(tl.int64)
+def indexer_key_rows(slot, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr, SCALE_BYTES: tl.constexpr,
+                     WIDE: tl.constexpr = True):
+    """`IndexerKeyLayout.offsets` in Triton: byte offsets of the codes and the scale of physical slots, int64, or
+    int32 with `WIDE=False` (the caller knows the cache is under 2 GiB: fewer integer instructions)."""
+    s = slot.to(tl.int64) if WIDE else slot
     base = (s // BLOCK_SIZE) * block_stride
     row = s % BLOCK_SIZE
     return base + row * DIM, base + BLOCK_SIZE * DIM + row * SCALE_BYTES
@@ -163,16 +166,23 @@ INDEXER_HEADS = (16, 32, 64)                    # V4.1 has 32 heads, V4 64; deco
 
 
 @triton.jit
+def _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr,
+               SCALE_BYTES: tl.constexpr, WIDE: tl.constexpr):
+    "Keys n [BLOCK_N] of one request (block-table row `bt_ptr`) -> raw codes [DIM, BLOCK_N] (uint8) and fp32 scales."
+    ok = n < n_lim
+    blk = tl.load(bt_ptr + n // BLOCK_SIZE, mask=ok, other=0)
+    slot = (blk.to(tl.int64) if WIDE else blk) * BLOCK_SIZE + n % BLOCK_SIZE
+    codes_off, scale_off = indexer_key_rows(slot, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
+    codes = tl.load(cache_ptr + codes_off[None, :] + tl.arange(0, DIM)[:, None], mask=ok[None, :], other=0)
+    scale = tl.load((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)), mask=ok, other=0.0)
+    return codes, scale
+
+
+@triton.jit
 def _decode_key_tile(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr,
                      SCALE_BYTES: tl.constexpr, F32: tl.constexpr):
     "Keys n [BLOCK_N] of one request -> transposed codes [DIM, BLOCK_N] (bf16, or fp32 when F32) and fp32 scales."
-    ok = n < n_lim
-    blk = tl.load(bt_ptr + n // BLOCK_SIZE, mask=ok, other=0)
-    slot = blk.to(tl.int64) * BLOCK_SIZE + n % BLOCK_SIZE
-    codes_off, scale_off = indexer_key_rows(slot, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES)
-    d = tl.arange(0, DIM)
-    codes = tl.load(cache_ptr + codes_off[None, :] + d[:, None], mask=ok[None, :], other=0)
-    scale = tl.load((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)), mask=ok, other=0.0)
+    codes, scale = _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, True)
     kt = e4m3_to_f32(codes)
     if not F32:
         kt = kt.to(tl.bfloat16)
@@ -230,7 +240,8 @@ class DecodeTile(NamedTuple):
     num_warps: int
     num_stages: int
     hist_bits: int = 10
-    ptx: int = 1             # 1: FP8 codes to bf16 with the packed PTX decode (4 codes per few instructions)
+    ptx: int = 1             # 1: FP8 codes to bf16 with the packed PTX decode (4 codes per few instructions);
+                             # 2: to fp16 with the NaN codes folded in, against an fp16 copy of the queries
 
 
 DECODE_TILE = DecodeTile(64, 8, 4, 2, 10, 1)     # 512 keys (66 KB of records) per program
@@ -239,7 +250,26 @@ DECODE_TILE = DecodeTile(64, 8, 4, 2, 10, 1)     # 512 keys (66 KB of records) p
 # every shape in both modes (bench/results/experiments/idxdec-*-20261201-1737.json: 1 x 512K 84.5 / 86.8 us against
 # 97.6 / 99.4 us for the first kernel, 64 x 64K 436 / 436 us against 552 / 554 us, native / SM80 ISA).
 DECODE_PACKED = DecodeTile(128, 1, 8, 2, 0, 1)
-DECODE_DEFAULT = DECODE_PACKED
+# The fp16 decode (fewer instructions, no per-code NaN test, int32 offsets below 2 GiB) with 128 keys on 4 warps won
+# in both modes (bench/results/experiments/idx_dec2-*-20261202-0437.json, scores alone: 1 x 512K 33.0 / 33.0 us
+# against 52.8 / 52.2 for DECODE_PACKED, 64 x 64K 230.6 / 232.1 against 394.1 / 391.3, native / SM80 ISA).
+DECODE_F16 = DecodeTile(128, 1, 4, 2, 0, 2)
+# 256 keys on 4 warps beat it at batch 64 (bench/results/experiments/idx_fuse-*-20261202-0455.json, scores alone:
+# 64 x 64K 204.6 / 204.6 us against 241.0 / 240.6, 16 x 256K 209.8 / 208.2 against 242.6 / 242.2, 1 x 512K 33.8 /
+# 33.8 against 36.0 / 36.1, native / SM80 ISA; 163 registers, 40 KB of shared memory, three programs an SM).
+DECODE_F16_256 = DecodeTile(256, 1, 4, 2, 0, 2)
+DECODE_DEFAULT = DECODE_F16_256
+
+
+@triton.jit
+def _q_f16(q):
+    """bf16 queries [H, DIM] -> (fp16 queries times 2^s, fp32 2^8 / 2^s), 2^s putting max |q| in [2^14, 2^15): every
+    bf16 value within 2^38 of the largest converts exactly, and (q 2^s) . (k 2^-8) times 2^8 / 2^s is q . k."""
+    qf = q.to(tl.float32)
+    m = tl.max(tl.max(tl.abs(qf), axis=1), axis=0)
+    e = (m.to(tl.uint32, bitcast=True) >> 23).to(tl.int32) & 0xFF                # biased exponent of max |q|
+    f = (tl.minimum(tl.maximum(268 - e, 1), 254) << 23).to(tl.float32, bitcast=True)
+    return (qf * f).to(tl.float16), 256.0 / f
 
 
 @triton.jit
@@ -247,12 +277,7 @@ def _decode_key_tile_ptx(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: 
                          SCALE_BYTES: tl.constexpr):
     """`_decode_key_tile` with the packed PTX decode (bf16, exact for every finite E4M3 code). GPU only. The packed
     decode reads the NaN codes 0x7F/0xFF as +-480, so a key holding one gets a NaN scale, as the exact decode would."""
-    ok = n < n_lim
-    blk = tl.load(bt_ptr + n // BLOCK_SIZE, mask=ok, other=0)
-    codes_off, scale_off = indexer_key_rows(blk.to(tl.int64) * BLOCK_SIZE + n % BLOCK_SIZE, block_stride, BLOCK_SIZE,
-                                            DIM, SCALE_BYTES)
-    codes = tl.load(cache_ptr + codes_off[None, :] + tl.arange(0, DIM)[:, None], mask=ok[None, :], other=0)
-    scale = tl.load((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)), mask=ok, other=0.0)
+    codes, scale = _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, True)
     nan_key = tl.max(((codes & 0x7F) == 0x7F).to(tl.int32), axis=0) != 0
     one = tl.full(codes.shape, 0x3F803F80, tl.int32)           # bf16 pair (1.0, 1.0): the scale comes after the dot
     return e4m3x4_scaled_bf16(codes, one), tl.where(nan_key, float("nan"), scale)
@@ -260,23 +285,33 @@ def _decode_key_tile_ptx(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: 
 
 @triton.jit(do_not_specialize=["bt_stride", "out_stride"])
 def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride,
-                                hist_ptr, block_stride, K, H: tl.constexpr, DIM: tl.constexpr,
+                                hist_ptr, gmax_ptr, block_stride, K, H: tl.constexpr, DIM: tl.constexpr,
                                 BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr,
                                 TILES: tl.constexpr, BITS: tl.constexpr, F32: tl.constexpr,
-                                PTX: tl.constexpr):
+                                PTX: tl.constexpr, WIDE: tl.constexpr, M: tl.constexpr):
     b = tl.program_id(0).to(tl.int64)
     start = tl.program_id(1) * (TILES * BLOCK_N)
     lim = tl.load(lens_ptr + b)
     if start < lim:
         hh = tl.arange(0, H)
         q = tl.load(q_ptr + (b * H + hh[:, None]) * DIM + tl.arange(0, DIM)[None, :])
+        if PTX == 2:
+            q, inv = _q_f16(q)
         if F32:
             q = q.to(tl.float32)
         w = tl.load(w_ptr + b * H + hh)
         counts = tl.zeros([1 << BITS], tl.int32)
         for i in range(TILES):
             n = start + i * BLOCK_N + tl.arange(0, BLOCK_N)
-            if PTX:
+            if PTX == 2:              # fp16 keys times 2^-8 (fp32 on the interpreter), the factors after the dot
+                codes, scale = _key_codes(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
+                                          SCALE_BYTES, WIDE)
+                if F32:
+                    kt = e4m3_to_f32(codes) * 0.00390625
+                else:
+                    kt = e4m3x4_f16(codes)
+                scale = scale * inv
+            elif PTX:
                 kt, scale = _decode_key_tile_ptx(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE,
                                                  DIM, SCALE_BYTES)
             else:
@@ -285,6 +320,10 @@ def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_st
             s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                      # [H, BLOCK_N]
             sc = tl.sum(s * w[:, None], axis=0)
             tl.store(out_ptr + b * out_stride + n, sc, mask=n < lim)
+            if gmax_ptr is not None:         # the top-k's group maxima (bound path), M >= K groups j mod M
+                if lim > K:
+                    gkey = (_order_key(sc) ^ 0x80000000).to(tl.int32, bitcast=True)
+                    tl.atomic_max(gmax_ptr + b * (M + 1) + n % M, gkey, mask=n < lim, sem="relaxed")
             if hist_ptr is not None:
                 counts += tl.histogram((_order_key(sc) >> (32 - BITS)).to(tl.int32), 1 << BITS, mask=n < lim)
         if hist_ptr is not None:
@@ -306,10 +345,15 @@ def _check_decode_tile(config):
         return _check_tile(config)
     ok = isinstance(config, DecodeTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
     if not ok or any(v <= 0 or v & (v - 1) for v in config[:3]) or config.block_n < 16 or config.num_stages < 1 \
-            or config.hist_bits not in (0, 8, 9, 10, 11) or config.ptx not in (0, 1):
+            or config.hist_bits not in (0, 8, 9, 10, 11) or config.ptx not in (0, 1, 2):
         raise InputError(f"config: expected an IndexerTile or a DecodeTile (block_n, tiles, num_warps powers of two, "
-                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0 or 1), got {config!r}")
+                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0, 1 or 2), got {config!r}")
     return config
+
+
+def _ptx_mode(cfg: DecodeTile) -> int:
+    "The decode kernel's PTX switch: the interpreter runs no PTX (ptx 1 falls back to 0, ptx 2 to its fp32 model)."
+    return cfg.ptx if cfg.ptx == 2 or not _core.interpreting() else 0
 
 
 def _check_qw(q, weights):
@@ -359,9 +403,11 @@ def indexer_topk_decode(
     pool_block: int = 8,
     scores_out: torch.Tensor | None = None,   # optional [B, max_blocks * block_size] fp32 workspace
     config: DecodeTile | IndexerTile | None = None,    # DecodeTile: the histogram kernel; IndexerTile: the first
+    topk_config: TopkTile | None = None,      # the selection's tile (default: `topk_indices`' own rule)
 ) -> torch.Tensor:
     "Each request's best min(k, n_entries) compressed entries over its paged keys, ascending then -1."
     if config is not None: _check_decode_tile(config)
+    if topk_config is not None: _check_topk_tile(topk_config)
     _check_qw(q, weights)
     B = q.shape[0]
     check_tensor("n_entries", n_entries, dtype=torch.int32, shape=(B,))
@@ -385,7 +431,8 @@ def indexer_topk_decode(
             out[b] = indexer_topk_ref(q[b:b + 1], weights[b:b + 1], keys, pos, 1, k,
                                       None if pool is None else pool[b:b + 1], pool_block)[0]
         return out
-    cfg = config or DECODE_DEFAULT
+    # V4's 64 heads need 231 registers a thread at 256 keys (sm_80): they keep 128 keys a program (not timed)
+    cfg = config or (DECODE_DEFAULT if q.shape[1] <= 32 else DECODE_F16)
     if scores_out is None:
         scores_out = torch.empty(B, cap, dtype=torch.float32, device=q.device)
     else:
@@ -396,23 +443,28 @@ def indexer_topk_decode(
                H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
                BLOCK_N=cfg.block_n, F32=_core.interpreting(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     elif B and cap:
-        topk_tile = TOPK_CPU_TILE if _core.interpreting() else gpu_tile(B, cap)   # topk_indices' own rule
+        topk_tile = topk_config or (TOPK_CPU_TILE if _core.interpreting() else gpu_tile(B, cap))
         # the bound pays off only when the row needs more than one selection program
-        hist = None
+        hist = gmax = None
+        M = bound_groups(cap, k, topk_tile) if pool is None else 0
         if pool is None and cfg.hist_bits and cap > max(topk_tile.block, triton.next_power_of_2(4 * k)):
             hist = torch.zeros(B, 1 << cfg.hist_bits, dtype=torch.int32, device=q.device)
+        elif M:            # the selection takes the group-maximum bound: the scoring programs build the maxima
+            _check_topk_scores(scores_out, n_entries, k)
+            gmax = torch.full((B, M + 1), -2**31, dtype=torch.int32, device=q.device)
         span = cfg.block_n * cfg.tiles
         launch(_indexer_decode_hist_kernel, (B, triton.cdiv(cap, span)), q, weights, n_entries, k_cache,
-               block_table, block_table.stride(0), scores_out, scores_out.stride(0), hist, k_cache.shape[1], k,
+               block_table, block_table.stride(0), scores_out, scores_out.stride(0), hist, gmax, k_cache.shape[1], k,
                H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
                BLOCK_N=cfg.block_n, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), F32=_core.interpreting(),
-               PTX=bool(cfg.ptx) and not _core.interpreting(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-        if hist is not None:
+               PTX=_ptx_mode(cfg), WIDE=k_cache.numel() >= 2**31, M=max(M, 1), num_warps=cfg.num_warps,
+               num_stages=cfg.num_stages)
+        if hist is not None or gmax is not None:
             out = torch.empty(B, k, dtype=torch.int32, device=q.device)
-            return _run_topk(scores_out, n_entries, k, None, 1, out, topk_tile, hist=hist)
+            return _run_topk(scores_out, n_entries, k, None, 1, out, topk_tile, hist=hist, gmax=gmax)
     if pool is None:
-        return topk_indices(scores_out, k, n_entries)
-    return topk_indices_in_pool(scores_out, pool, k, n_entries, pool_block)
+        return topk_indices(scores_out, k, n_entries, config=topk_config)
+    return topk_indices_in_pool(scores_out, pool, k, n_entries, pool_block, config=topk_config)
 
 # %% ../../nbs/03g_indexer.ipynb #e9a1c002
 from ..core import allow_shared_memory
@@ -654,7 +706,8 @@ def _indexer_selftest(device) -> str:
 DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16, 4, 2), DecodeTile(64, 8, 8, 2),
                      DecodeTile(64, 8, 4, 3), DecodeTile(64, 8, 4, 2, 0), DecodeTile(64, 8, 4, 2, 10, 0),
                      DecodeTile(32, 16, 4, 2),
-                     DecodeTile(64, 1, 4, 2, 0, 1), DecodeTile(128, 1, 4, 2, 0, 1), DECODE_PACKED)   # one tile a program
+                     DecodeTile(64, 1, 4, 2, 0, 1), DecodeTile(128, 1, 4, 2, 0, 1), DECODE_PACKED,   # one tile a program
+                     DecodeTile(64, 1, 2, 2, 0, 2), DecodeTile(128, 1, 8, 2, 0, 2), DECODE_F16, DECODE_F16_256)
 
 
 @aot_examples
@@ -667,6 +720,10 @@ def _indexer_aot_examples():
             indexer_topk_decode(q, torch.empty(R, H, device=meta), torch.empty(R, dtype=torch.int32, device=meta),
                                 torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
                                 torch.empty(R, 1 << 13, dtype=torch.int32, device=meta), B, config=cfg)
+    q = torch.empty(1, 32, 128, dtype=torch.bfloat16, device=meta)           # a cache above 2 GiB: int64 offsets
+    indexer_topk_decode(q, torch.empty(1, 32, device=meta), torch.empty(1, dtype=torch.int32, device=meta),
+                        torch.empty(1 << 18, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
+                        torch.empty(1, 1 << 13, dtype=torch.int32, device=meta), B)
 
 
 @benchmark("indexer_decode", "indexer_topk_decode: one token per request over N paged 132-byte keys, top-512")
@@ -698,9 +755,9 @@ def _decode_scores_only(cfg, q, w, n, cache, bt, B, ws):
                               num_stages=cfg.num_stages)
     hist = torch.zeros(R, 1 << max(cfg.hist_bits, 1), dtype=torch.int32, device=q.device) if cfg.hist_bits else None
     return lambda: launch(_indexer_decode_hist_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n * cfg.tiles)), q, w,
-                          n, cache, bt, bt.stride(0), ws, ws.stride(0), hist, cache.shape[1], DSV41.topk, H=32,
+                          n, cache, bt, bt.stride(0), ws, ws.stride(0), hist, None, cache.shape[1], DSV41.topk, H=32,
                           DIM=128, BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, TILES=cfg.tiles,
-                          BITS=max(cfg.hist_bits, 1), F32=False, PTX=bool(cfg.ptx), num_warps=cfg.num_warps,
+                          BITS=max(cfg.hist_bits, 1), F32=False, PTX=cfg.ptx, WIDE=cache.numel() >= 2**31, M=1, num_warps=cfg.num_warps,
                           num_stages=cfg.num_stages)
 
 

@@ -15,8 +15,8 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['MAX_K', 'GPU_TILE', 'BATCH_TILE', 'SEARCH_TILE', 'CPU_TILE', 'BOUND_TILE', 'BOUND_MAX_ROWS', 'HIST_BITS', 'TIE_BITS',
-           'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES', 'topk_indices_ref', 'TopkTile', 'gpu_tile', 'topk_indices',
-           'block_max_ref', 'candidate_blocks_ref', 'topk_indices_in_pool_ref', 'candidate_blocks',
+           'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES', 'topk_indices_ref', 'TopkTile', 'gpu_tile', 'bound_groups',
+           'topk_indices', 'block_max_ref', 'candidate_blocks_ref', 'topk_indices_in_pool_ref', 'candidate_blocks',
            'topk_indices_in_pool']
 
 # %% ../../nbs/03h_topk.ipynb #61cadde3
@@ -468,17 +468,32 @@ def _row_bound(scores, lengths, k, block, aligned, bits, hist=None):
     return thr
 
 
-def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=None):
-    R, N = scores.shape
+def _plan(N: int, k: int, cfg: TopkTile) -> tuple[int, int, list[int]]:
+    "(block, warps, level widths) of a selection over rows of N entries."
     # each level keeps k of `block` entries: 4k per program shrinks a row 4x per level; for k > 1024 (the
     # 2,048-block candidate pool) 4k entries need more than the 128 registers of a 16-warp program, so such
     # rows take 2k per program (a 2x shrink per level, one or two more launches)
     block = max(cfg.block, triton.next_power_of_2(4 * k if k <= 1024 else 2 * k))
     num_warps = min(16, cfg.num_warps * block // cfg.block)
-    widths = _levels(N, k, block, max(block, min(8192, block * cfg.last)))   # 16K spill
+    return block, num_warps, _levels(N, k, block, max(block, min(8192, block * cfg.last)))   # 16K spill
+
+
+def bound_groups(N: int, k: int, cfg: TopkTile) -> int:
+    """The number M of interleaved groups (entry j in group j mod M) whose maxima bound a row when `topk_indices`
+    takes tile `cfg` over rows of N entries (the bound path), else 0. A producer of the scores can then build the
+    group maxima itself and hand them over (`_run_topk(..., gmax=...)`), saving the first launch."""
+    return triton.next_power_of_2(k) if cfg.bound and len(_plan(N, k, cfg)[2]) > 1 else 0
+
+
+def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=None, gmax=None):
+    """gmax: [R, M + 1] int32 group maxima (key ^ 2^31, -2^31 = none) and a cleared ticket, filled by the caller
+    when `bound_groups` says the bound path runs (M > 0)."""
+    R, N = scores.shape
+    block, num_warps, widths = _plan(N, k, cfg)
     aligned = flags is None and N % 4 == 0 and (R == 1 or scores.stride(0) % 4 == 0)
     if cfg.bound and flags is None and hist is None and len(widths) > 1:
-        return _run_bounded(scores, lengths, k, out, cfg, block, num_warps, aligned)
+        return _run_bounded(scores, lengths, k, out, cfg, block, num_warps, aligned, gmax=gmax)
+    assert gmax is None, "group maxima given to a selection that does not take the bound path"
     if len(widths) == 1:
         thr = None
     elif flags is None and (cfg.hist_bits or hist is not None):      # (a pool-masked call keeps the searches)
@@ -510,18 +525,23 @@ def _run_topk(scores, lengths, k, flags, pool_block, out, cfg: TopkTile, hist=No
     return out
 
 
-def _run_bounded(scores, lengths, k, out, cfg: TopkTile, block: int, num_warps: int, aligned: bool, probe=None):
-    """Two launches: the group maxima of every row, then each block's survivors and the last block's selection.
-    probe: [R, 8] int64, the last program's stage times (`_topk_final`; measurement only)."""
+def _run_bounded(scores, lengths, k, out, cfg: TopkTile, block: int, num_warps: int, aligned: bool, probe=None,
+                 gmax=None):
+    """Two launches: the group maxima of every row (unless the caller built them: `gmax`), then each block's
+    survivors and the last block's selection. probe: [R, 8] int64, the last program's stage times (`_topk_final`;
+    measurement only)."""
     R, N = scores.shape
     n_prog, M, dev = triton.cdiv(N, block), triton.next_power_of_2(k), scores.device
-    gmax = torch.full((R, M + 1), -2**31, dtype=torch.int32, device=dev)     # group maxima, arrival ticket
     surv_key = torch.empty(R, n_prog * k, dtype=torch.int32, device=dev)
     surv_idx = torch.empty(R, n_prog * k, dtype=torch.int32, device=dev)
     cnt = torch.empty(R, n_prog, dtype=torch.int32, device=dev)
     run_key = torch.empty(R, k, dtype=torch.int32, device=dev)
-    launch(_topk_group_max_kernel, (R, n_prog), scores, scores.stride(0), lengths, gmax, N, K=k, M=M, BLOCK=block,
-           ALIGNED=aligned, num_warps=num_warps, num_stages=1)
+    if gmax is None:
+        gmax = torch.full((R, M + 1), -2**31, dtype=torch.int32, device=dev)     # group maxima, arrival ticket
+        launch(_topk_group_max_kernel, (R, n_prog), scores, scores.stride(0), lengths, gmax, N, K=k, M=M,
+               BLOCK=block, ALIGNED=aligned, num_warps=num_warps, num_stages=1)
+    else:
+        check_tensor("gmax", gmax, dtype=torch.int32, shape=(R, M + 1))
     launch(_topk_filter_kernel, (R, n_prog), scores, scores.stride(0), lengths, gmax, surv_key, surv_idx, cnt,
            run_key, out, out.stride(0), N, K=k, KP=M, M=M, BLOCK=block, ALIGNED=aligned,
            PTX=bool(cfg.ptx) and not interpreting(), TIE_BIT=cfg.tie_bit, probe_ptr=probe,
