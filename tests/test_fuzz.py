@@ -12,7 +12,8 @@ from deepinfer_sm80 import core
 from deepinfer_sm80 import fuzz as F
 from deepinfer_sm80.core import InputError
 
-FAMILIES = {"kv_insert", "kv_gather", "combine_indices", "sparse_prefill", "sparse_decode", "topk", "mhc"}
+FAMILIES = {"kv_insert", "kv_gather", "combine_indices", "sparse_prefill", "sparse_decode", "topk", "mhc",
+            "indexer_decode"}
 
 
 def test_fuzz_cpu():

@@ -214,13 +214,13 @@ def _indexer_scores_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, n_
     tl.store(out_ptr + tq[:, None] * out_stride + j[None, :], acc, mask=t_ok[:, None] & (j < n_cols)[None, :])
 
 
-@triton.jit(do_not_specialize=["bt_stride", "out_stride"])
+@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
 def _indexer_decode_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, block_stride,
-                           H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr,
+                           n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr,
                            BLOCK_N: tl.constexpr, F32: tl.constexpr):
     b = tl.program_id(0).to(tl.int64)
     n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    lim = tl.load(lens_ptr + b)
+    lim = tl.minimum(tl.load(lens_ptr + b), n_cap)      # a length beyond the block table reads no further
     if tl.program_id(1) * BLOCK_N < lim:
         kt, scale = _decode_key_tile(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
                                      SCALE_BYTES, F32)
@@ -283,15 +283,15 @@ def _decode_key_tile_ptx(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: 
     return e4m3x4_scaled_bf16(codes, one), tl.where(nan_key, float("nan"), scale)
 
 
-@triton.jit(do_not_specialize=["bt_stride", "out_stride"])
+@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
 def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride,
-                                hist_ptr, gmax_ptr, block_stride, K, H: tl.constexpr, DIM: tl.constexpr,
+                                hist_ptr, gmax_ptr, block_stride, K, n_cap, H: tl.constexpr, DIM: tl.constexpr,
                                 BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr,
                                 TILES: tl.constexpr, BITS: tl.constexpr, F32: tl.constexpr,
                                 PTX: tl.constexpr, WIDE: tl.constexpr, M: tl.constexpr):
     b = tl.program_id(0).to(tl.int64)
     start = tl.program_id(1) * (TILES * BLOCK_N)
-    lim = tl.load(lens_ptr + b)
+    lim = tl.minimum(tl.load(lens_ptr + b), n_cap)      # a length beyond the block table reads no further
     if start < lim:
         hh = tl.arange(0, H)
         q = tl.load(q_ptr + (b * H + hh[:, None]) * DIM + tl.arange(0, DIM)[None, :])
@@ -439,7 +439,7 @@ def indexer_topk_decode(
         check_tensor("scores_out", scores_out, dtype=torch.float32, shape=(B, cap))
     if B and isinstance(cfg, IndexerTile):
         launch(_indexer_decode_kernel, (B, triton.cdiv(cap, cfg.block_n)), q, weights, n_entries, k_cache,
-               block_table, block_table.stride(0), scores_out, scores_out.stride(0), k_cache.shape[1],
+               block_table, block_table.stride(0), scores_out, scores_out.stride(0), k_cache.shape[1], cap,
                H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
                BLOCK_N=cfg.block_n, F32=_core.interpreting(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     elif B and cap:
@@ -454,7 +454,7 @@ def indexer_topk_decode(
             gmax = torch.full((B, M + 1), -2**31, dtype=torch.int32, device=q.device)
         span = cfg.block_n * cfg.tiles
         launch(_indexer_decode_hist_kernel, (B, triton.cdiv(cap, span)), q, weights, n_entries, k_cache,
-               block_table, block_table.stride(0), scores_out, scores_out.stride(0), hist, gmax, k_cache.shape[1], k,
+               block_table, block_table.stride(0), scores_out, scores_out.stride(0), hist, gmax, k_cache.shape[1], k, cap,
                H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
                BLOCK_N=cfg.block_n, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), F32=_core.interpreting(),
                PTX=_ptx_mode(cfg), WIDE=k_cache.numel() >= 2**31, M=max(M, 1), num_warps=cfg.num_warps,
@@ -750,12 +750,12 @@ def _decode_scores_only(cfg, q, w, n, cache, bt, B, ws):
     R = q.shape[0]
     if isinstance(cfg, IndexerTile):
         return lambda: launch(_indexer_decode_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n)), q, w, n, cache, bt,
-                              bt.stride(0), ws, ws.stride(0), cache.shape[1], H=32, DIM=128, BLOCK_SIZE=B,
+                              bt.stride(0), ws, ws.stride(0), cache.shape[1], ws.shape[1], H=32, DIM=128, BLOCK_SIZE=B,
                               SCALE_BYTES=4, BLOCK_N=cfg.block_n, F32=False, num_warps=cfg.num_warps,
                               num_stages=cfg.num_stages)
     hist = torch.zeros(R, 1 << max(cfg.hist_bits, 1), dtype=torch.int32, device=q.device) if cfg.hist_bits else None
     return lambda: launch(_indexer_decode_hist_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n * cfg.tiles)), q, w,
-                          n, cache, bt, bt.stride(0), ws, ws.stride(0), hist, None, cache.shape[1], DSV41.topk, H=32,
+                          n, cache, bt, bt.stride(0), ws, ws.stride(0), hist, None, cache.shape[1], DSV41.topk, ws.shape[1], H=32,
                           DIM=128, BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, TILES=cfg.tiles,
                           BITS=max(cfg.hist_bits, 1), F32=False, PTX=cfg.ptx, WIDE=cache.numel() >= 2**31, M=1, num_warps=cfg.num_warps,
                           num_stages=cfg.num_stages)
@@ -781,6 +781,67 @@ def _bench_indexer_decode_tune(ctx):
             t = ctx.time([_decode_scores_only(cfg, q, w, n, cache, bt, B, ws)])
             ctx.row(case=f"scores {R}x{N} {tuple(cfg)}", x=N, series=f"scores batch {R} {tuple(cfg)}", time_s=t,
                     bytes=nbytes, R=R, N=N, tile=tuple(cfg), part="scores")
+
+# %% ../../nbs/03g_indexer.ipynb #f1e2d3c4
+import random
+
+from ..core import FuzzCase, Guarded, fuzz_case, poison_
+from .topk import MAX_K as TOPK_MAX_K
+
+
+@fuzz_case("indexer_decode", "indexer_topk_decode: ragged requests, 16-64 heads, pools, level and bound selections, "
+           "lengths beyond the block table")
+def _indexer_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
+    B, H, bs = rng.choice([0, 1, 2, 3]), rng.choice([16, 32, 32, 64]), rng.choice([16, 64])
+    blocks = rng.choice([1, 3, 9, 40])
+    cap = blocks * bs
+    k = rng.choice([1, 8, 64, 512, min(cap + 3, TOPK_MAX_K)])
+    g = torch.Generator().manual_seed(rng.randrange(2**31))
+    cache, _ = _random_key_cache(max(B, 1) * blocks * bs, bs, device, g)       # valid codes in every slot
+    bt = torch.randint(0, cache.shape[0], (B, blocks), generator=g, dtype=torch.int32).to(device)
+    n = torch.randint(0, cap + 1, (B,), generator=g, dtype=torch.int32)
+    what = []
+    if B and rng.random() < 0.4:
+        n[rng.randrange(B)] = cap                                               # a full table
+    if B and rng.random() < 0.15:                                               # beyond the table: refused on a CPU
+        r = rng.randrange(B)
+        n[r] = rng.choice([-1, cap + 1, cap + 1000, 2**31 - 1])
+        what.append(f"n[{r}]={int(n[r])}")
+    n = n.to(device)
+    q = torch.randn(B, H, 128, generator=g).bfloat16().to(device)
+    w = indexer_weights_ref(torch.randn(B, H, generator=g)).to(device)
+    pool = None
+    if rng.random() < 0.25:
+        pool = torch.randint(-1, triton.cdiv(cap, 8) + 2, (B, rng.choice([1, 4, 32])), generator=g,
+                             dtype=torch.int32).to(device)
+    cfg = rng.choice([None, None, DecodeTile(32, 1, 4, 1, 0, 2), DecodeTile(32, 2, 4, 1, 0, 0), DECODE_TILE_V1])
+    tk = rng.choice([None, TopkTile(256, 4, bound=1)]) if pool is None else None
+    ws = Guarded.flat((B, cap), torch.float32, device, pad=64)
+    poison_(ws.inner)
+
+    def call(errors=None, check_metadata=False):
+        sel = indexer_topk_decode(q, w, n, cache, bt, bs, k, pool=pool, scores_out=ws.inner, config=cfg,
+                                  topk_config=tk)
+        for b in range(B if not what else 0):      # the selection: what the reference picks from the kernel's scores
+            s = ws.inner[b:b + 1, :int(n[b])]
+            want = topk_indices_ref(s, k) if pool is None else topk_indices_in_pool_ref(s, pool[b:b + 1], k, None, 8)
+            if not torch.equal(sel[b:b + 1], want):
+                raise AssertionError(f"request {b}: the selection differs from topk_indices_ref of its scores")
+        return sel
+
+    def kernel(errors=None):
+        if what and select_backend(q, cache) != "triton":
+            return None                            # the CPU paths refuse these lengths before any launch
+        return call()
+
+    def reference(bufs, errors):
+        for b in range(B if not what else 0):
+            keys = gather_indexer_k_ref(cache, bt[b], int(n[b]), bs).double()
+            bufs["scores"][b, :int(n[b])] = (torch.relu(q[b].double() @ keys.T) * w[b].double()[:, None]).sum(0).float()
+
+    return FuzzCase(f"B={B} H={H} block_size={bs} cap={cap} k={k} pool={None if pool is None else tuple(pool.shape)} "
+                    f"config={cfg} topk_config={tk} {' '.join(what)}", {"scores": ws}, call, kernel, reference,
+                    consistent=not what, compare=not what, tolerance={"scores": 5e-3}, counter=False)
 
 # %% ../../nbs/03g_indexer.ipynb #e9a1c004
 @aot_examples
