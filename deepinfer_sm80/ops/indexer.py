@@ -216,8 +216,8 @@ def _indexer_scores_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, n_
 
 @triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
 def _indexer_decode_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, block_stride,
-                           n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr,
-                           BLOCK_N: tl.constexpr, F32: tl.constexpr):
+                           n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
+                           SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr, F32: tl.constexpr):
     b = tl.program_id(0).to(tl.int64)
     n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     lim = tl.minimum(tl.load(lens_ptr + b), n_cap)      # a length beyond the block table reads no further
@@ -356,6 +356,22 @@ def _ptx_mode(cfg: DecodeTile) -> int:
     return cfg.ptx if cfg.ptx == 2 or not _core.interpreting() else 0
 
 
+def _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k, hist=None,
+                          gmax=None, M=1):
+    "One launch of tile `cfg`'s scoring kernel over every request's whole block table (`scores_out` [B, capacity])."
+    B, cap = scores_out.shape
+    interp = _core.interpreting()
+    common = dict(H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
+                  BLOCK_N=cfg.block_n, F32=interp, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+    args = (q, weights, n_entries, k_cache, block_table, block_table.stride(0), scores_out, scores_out.stride(0))
+    if isinstance(cfg, IndexerTile):
+        launch(_indexer_decode_kernel, (B, triton.cdiv(cap, cfg.block_n)), *args, k_cache.shape[1], cap, **common)
+    else:
+        launch(_indexer_decode_hist_kernel, (B, triton.cdiv(cap, cfg.block_n * cfg.tiles)), *args, hist, gmax,
+               k_cache.shape[1], k, cap, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), PTX=_ptx_mode(cfg),
+               WIDE=k_cache.numel() >= 2**31, M=M, **common)
+
+
 def _check_qw(q, weights):
     check_tensor("q", q, dtype=torch.bfloat16, shape=(None, None, IDX_K.dim))
     if q.shape[1] not in INDEXER_HEADS:
@@ -438,10 +454,7 @@ def indexer_topk_decode(
     else:
         check_tensor("scores_out", scores_out, dtype=torch.float32, shape=(B, cap))
     if B and isinstance(cfg, IndexerTile):
-        launch(_indexer_decode_kernel, (B, triton.cdiv(cap, cfg.block_n)), q, weights, n_entries, k_cache,
-               block_table, block_table.stride(0), scores_out, scores_out.stride(0), k_cache.shape[1], cap,
-               H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
-               BLOCK_N=cfg.block_n, F32=_core.interpreting(), num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k)
     elif B and cap:
         topk_tile = topk_config or (TOPK_CPU_TILE if _core.interpreting() else gpu_tile(B, cap))
         # the bound pays off only when the row needs more than one selection program
@@ -452,13 +465,8 @@ def indexer_topk_decode(
         elif M:            # the selection takes the group-maximum bound: the scoring programs build the maxima
             _check_topk_scores(scores_out, n_entries, k)
             gmax = torch.full((B, M + 1), -2**31, dtype=torch.int32, device=q.device)
-        span = cfg.block_n * cfg.tiles
-        launch(_indexer_decode_hist_kernel, (B, triton.cdiv(cap, span)), q, weights, n_entries, k_cache,
-               block_table, block_table.stride(0), scores_out, scores_out.stride(0), hist, gmax, k_cache.shape[1], k, cap,
-               H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
-               BLOCK_N=cfg.block_n, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), F32=_core.interpreting(),
-               PTX=_ptx_mode(cfg), WIDE=k_cache.numel() >= 2**31, M=max(M, 1), num_warps=cfg.num_warps,
-               num_stages=cfg.num_stages)
+        _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k, hist, gmax,
+                              max(M, 1))
         if hist is not None or gmax is not None:
             out = torch.empty(B, k, dtype=torch.int32, device=q.device)
             return _run_topk(scores_out, n_entries, k, None, 1, out, topk_tile, hist=hist, gmax=gmax)
@@ -706,7 +714,7 @@ def _indexer_selftest(device) -> str:
 DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16, 4, 2), DecodeTile(64, 8, 8, 2),
                      DecodeTile(64, 8, 4, 3), DecodeTile(64, 8, 4, 2, 0), DecodeTile(64, 8, 4, 2, 10, 0),
                      DecodeTile(32, 16, 4, 2),
-                     DecodeTile(64, 1, 4, 2, 0, 1), DecodeTile(128, 1, 4, 2, 0, 1), DECODE_PACKED,   # one tile a program
+                     DecodeTile(64, 1, 4, 2, 0, 1), DecodeTile(128, 1, 4, 2, 0, 1), DECODE_PACKED,   # one tile each
                      DecodeTile(64, 1, 2, 2, 0, 2), DecodeTile(128, 1, 8, 2, 0, 2), DECODE_F16, DECODE_F16_256)
 
 
@@ -746,19 +754,11 @@ def _bench_indexer_decode(ctx):
 
 
 def _decode_scores_only(cfg, q, w, n, cache, bt, B, ws):
-    "A closure that launches only the scoring kernel of `indexer_topk_decode` with tile `cfg` (GPU, 32 heads)."
-    R = q.shape[0]
-    if isinstance(cfg, IndexerTile):
-        return lambda: launch(_indexer_decode_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n)), q, w, n, cache, bt,
-                              bt.stride(0), ws, ws.stride(0), cache.shape[1], ws.shape[1], H=32, DIM=128, BLOCK_SIZE=B,
-                              SCALE_BYTES=4, BLOCK_N=cfg.block_n, F32=False, num_warps=cfg.num_warps,
-                              num_stages=cfg.num_stages)
-    hist = torch.zeros(R, 1 << max(cfg.hist_bits, 1), dtype=torch.int32, device=q.device) if cfg.hist_bits else None
-    return lambda: launch(_indexer_decode_hist_kernel, (R, triton.cdiv(ws.shape[1], cfg.block_n * cfg.tiles)), q, w,
-                          n, cache, bt, bt.stride(0), ws, ws.stride(0), hist, None, cache.shape[1], DSV41.topk, ws.shape[1], H=32,
-                          DIM=128, BLOCK_SIZE=B, SCALE_BYTES=4, BLOCK_N=cfg.block_n, TILES=cfg.tiles,
-                          BITS=max(cfg.hist_bits, 1), F32=False, PTX=cfg.ptx, WIDE=cache.numel() >= 2**31, M=1, num_warps=cfg.num_warps,
-                          num_stages=cfg.num_stages)
+    "A closure that launches only the scoring kernel of `indexer_topk_decode` with tile `cfg`."
+    hist = None
+    if not isinstance(cfg, IndexerTile) and cfg.hist_bits:
+        hist = torch.zeros(q.shape[0], 1 << cfg.hist_bits, dtype=torch.int32, device=q.device)
+    return lambda: _launch_decode_scores(cfg, q, w, n, cache, bt, B, ws, DSV41.topk, hist)
 
 
 @benchmark("indexer_decode_tune", "indexer_topk_decode configs (first kernel and DecodeTile sweep), score + top-512 "
