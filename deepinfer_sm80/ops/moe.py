@@ -17,17 +17,18 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPLIT_KERNELS', 'SPLIT_FIELD_KERNELS', 'KERNELS',
-           'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT',
-           'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP', 'MOE_DECODE_SPLIT_N64',
-           'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128', 'MOE_DECODE_V4_S4',
-           'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT', 'MOE_DECODE_V6_N64_DIRECT',
-           'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY', 'MOE_TUNE_DECODE',
-           'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
-           'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
-           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
-           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
-           'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
+__all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPLIT_KERNELS', 'SPLIT_FIELD_KERNELS', 'MMA_KERNELS',
+           'KERNELS', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP',
+           'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
+           'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
+           'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
+           'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
+           'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT',
+           'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
+           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
+           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
+           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32',
+           'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -377,7 +378,8 @@ class MoEConfig(NamedTuple):
     scale folded into one multiply: exact only for E8M0 scale bytes 64..191, i.e. scales 2^-63 to 2^64; an option
     for measurement, not for arbitrary checkpoints), "v7" (one pair a program, codes loaded straight into the
     `mma.sync` registers, SwiGLU fused; direct pairs only: block_n = 8 x num_warps rows, block_k = 128 x R values a
-    thread's K step, split_up 1) or "v1" (the first kernels, kept to time against)."""
+    thread's K step, split_up 1), "v8" (v7 with the weights as the `mma.sync` A operand: block_n = 16 x num_warps
+    rows, otherwise as v7) or "v1" (the first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
@@ -391,7 +393,8 @@ class MoEConfig(NamedTuple):
 
 
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
-SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7")                # the kernels that read split_up / split_down / direct_pairs
+SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8")          # the kernels that read split_up / split_down / direct_pairs
+MMA_KERNELS = {"v7": 8, "v8": 16}                             # codes straight into `mma.sync` registers: rows a warp
 KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS)
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
@@ -433,6 +436,10 @@ MOE_TUNE_TINY = (MOE_DECODE_V5_N64_DIRECT, MOE_TINY_V7,
                  MOE_TINY_V7._replace(gate_up=MoEGemmTile(64, 256, 8, 1), down=MoEGemmTile(64, 256, 8, 1)),
                  MOE_TINY_V7._replace(gate_up=MoEGemmTile(32, 128, 4, 1), down=MoEGemmTile(32, 128, 4, 1)),
                  MOE_TINY_V7._replace(down=MoEGemmTile(32, 128, 4, 1), split_down=2))
+# v8: v7 with 16 x num_warps rows a tile (the weights as the `mma.sync` A operand)
+MOE_TINY_V8 = MoEConfig(16, MoEGemmTile(16, 256, 1, 1), MoEGemmTile(16, 256, 1, 1), kernel="v8", direct_pairs=24)
+MOE_TUNE_TINY += (MOE_TINY_V8, MOE_TINY_V8._replace(gate_up=MoEGemmTile(16, 128, 1, 1), down=MoEGemmTile(16, 128, 1, 1)),
+                  MOE_TINY_V8._replace(gate_up=MoEGemmTile(32, 256, 2, 1), down=MoEGemmTile(32, 256, 2, 1)))
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
@@ -458,7 +465,7 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
 # 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill stays on the 128 x 64 x 8-warp
 # tiles: the 64 x 64 x 4-warp v2 tiles win natively (14.7 against 16.4 ms at T = 8192) but lose in the SM80 ISA, the
 # code an Ampere part runs (35.2 against 29.9 ms).
-MOE_TINY_DEFAULT = MOE_TINY_V7
+MOE_TINY_DEFAULT = MOE_TINY_V8
 MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
@@ -483,8 +490,10 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
         cfg = MOE_TINY_DEFAULT
     else:
         cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
-    if cfg.kernel == "v7":        # 8 x num_warps rows (down to 8) and K steps of 128 x R values (down to 128)
-        tiles = [_fit_v7(cfg.gate_up, intermediate, hidden), _fit_v7(cfg.down, hidden, intermediate, cfg.split_down)]
+    if cfg.kernel in MMA_KERNELS:  # 8 (v7) or 16 (v8) x num_warps rows and K steps of 128 x R values (down to 128)
+        rows = MMA_KERNELS[cfg.kernel]
+        tiles = [_fit_mma(cfg.gate_up, intermediate, hidden, 1, rows),
+                 _fit_mma(cfg.down, hidden, intermediate, cfg.split_down, rows)]
         if None in tiles:
             cfg = MOE_DECODE_V5_N64_DIRECT
         else:
@@ -494,12 +503,13 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
                         down=_fit(cfg.down, hidden, intermediate, sp[1]))
 
 
-def _fit_v7(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile | None:
-    "v7 tiles halved until they divide N and K (`split` slices), or None when K is not a multiple of 128 x split."
+def _fit_mma(tile: MoEGemmTile, n: int, k: int, split: int = 1, rows: int = 8) -> MoEGemmTile | None:
+    """v7 / v8 tiles (`rows` rows a warp) halved until they divide N and K (`split` slices), or None when N is not a
+    multiple of `rows` or K not a multiple of 128 x split."""
     nw, bk = tile.num_warps, tile.block_k
-    while n % (8 * nw) and nw > 1: nw //= 2
+    while n % (rows * nw) and nw > 1: nw //= 2
     while k % (bk * split) and bk > 128: bk //= 2
-    return None if n % (8 * nw) or k % (bk * split) else MoEGemmTile(8 * nw, bk, nw, 1)
+    return None if n % (rows * nw) or k % (bk * split) else MoEGemmTile(rows * nw, bk, nw, 1)
 
 
 # %% ../../nbs/04c_moe.ipynb #a1c0e2f1
@@ -966,6 +976,37 @@ def _perm_k32_col(n):
 
 
 @triton.jit
+def _perm_k8_col(n):
+    "Column n of a row in the `perm_k8` order: within 8, value c at 2 (c % 4) + c // 4."
+    c = n & 7
+    return (n & ~7) | ((c & 3) << 1) | (c >> 2)
+
+
+@triton.jit
+def _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN: tl.constexpr, SWIGLU: tl.constexpr,
+                  FAST: tl.constexpr, K8: tl.constexpr):
+    """The end of a v7 / v8 program: its BN row sums -> the pair's h (SWIGLU: the clamped SwiGLU of BN / 2 gate rows
+    and their up rows, bf16, in the `perm_k8` (K8) or `perm_k32` order) or the rows times the routing weight (fp32)."""
+    if SWIGLU:
+        gate, up = tl.split(tl.trans(tl.reshape(rowsum, (2, BN // 2))))
+        gate = tl.minimum(gate, limit)
+        up = tl.minimum(tl.maximum(up, -limit), limit)
+        n = tl.program_id(0) * (BN // 2) + tl.arange(0, BN // 2)
+        if K8:
+            col = _perm_k8_col(n)
+        else:
+            col = _perm_k32_col(n)
+        h = gate / (1.0 + tl.exp(-gate)) * up
+        if FAST:
+            tl.store(out_ptr + p.to(tl.int64) * I + col, h.to(tl.bfloat16))
+        else:
+            tl.store(out_ptr + p.to(tl.int64) * I + col, to_bf16(h, True))
+    else:
+        n = tl.program_id(0) * BN + tl.arange(0, BN)
+        tl.store(out_ptr + (sid * NP + p).to(tl.int64) * N + n, rowsum * tl.load(wt_ptr + p))
+
+
+@triton.jit
 def _moe_v7_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I, limit, NW: tl.constexpr,
                    R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr, FAST: tl.constexpr):
     """v7, one (token, slot) pair a program: rows of expert `ids[p]`'s MXFP4 matrix (N rows of KW int32 code words)
@@ -1012,7 +1053,7 @@ def _moe_v7_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
         else:
             acc += _word_dot_f32(w, xa, xb, xc, xd) * ue8m0_to_f32(sb)
     if FAST:
-        acc = tl.where(_lane_id(t + 0 * i) == lane, acc, float("nan"))    # another layout would mix rows: NaN
+        acc = tl.where(_lane_id(acc.to(tl.int32, bitcast=True)) == lane, acc, float("nan"))   # another layout: NaN
         # element i of slot t = D[token (t % 32) // 4 + 8 (i // 2)][row 8 (t // 32 % NW) + 2 (t % 4) + i % 2]
         d = tl.reshape(tl.sum(tl.reshape(acc, (R, 32 * NW, 4)), axis=0), (NW, 8, 4, 2, 2))
         g5 = tl.arange(0, 8)[None, :, None, None, None]
@@ -1020,19 +1061,115 @@ def _moe_v7_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
         rowsum = tl.reshape(tl.sum(tl.sum(tl.where((g5 == 0) & (h5 == 0), d, 0.0), axis=3), axis=1), (BN,))
     else:                                                         # slot t's partial belongs to row n_loc(t)
         rowsum = tl.reshape(tl.sum(tl.sum(tl.sum(tl.reshape(acc, (R, NW, 8, 4, 4)), axis=4), axis=3), axis=0), (BN,))
-    if SWIGLU:
-        gate, up = tl.split(tl.trans(tl.reshape(rowsum, (2, BN // 2))))
-        gate = tl.minimum(gate, limit)
-        up = tl.minimum(tl.maximum(up, -limit), limit)
-        col = _perm_k32_col(c0 + tl.arange(0, BN // 2))
-        h = gate / (1.0 + tl.exp(-gate)) * up
-        if FAST:
-            tl.store(out_ptr + p.to(tl.int64) * I + col, h.to(tl.bfloat16))
-        else:
-            tl.store(out_ptr + p.to(tl.int64) * I + col, to_bf16(h, True))
+    _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN, SWIGLU, FAST, False)
+
+# %% ../../nbs/04c_moe.ipynb #b8e1f0a2
+def _mma_rows16_ptx() -> str:
+    """The PTX of `_mxfp4_mma_rows16`: the code words of one scale group of weight rows g ($4..$7) and g + 8
+    ($8..$11), their scales as bf16 pairs ($12, $16: `ue8m0_bf16x2`, broadcast operands) and the activation pairs
+    of the group's 4 words ($20 + 4 w + j: word w, pair j) -> $0..$3, the m16n8k16 D fragment (rows g and g + 8,
+    columns 2q and 2q + 1). Weights in A (decoded as in v5, then 2^126 and the row's scale), the token in B column 0:
+    one `mma.sync` per word of each row pair. The scale cannot wait for the fp32 result: one `mma.sync` sums the K
+    values of lanes q = 0..3, which belong to four different scale groups."""
+    L = [".reg .b32 t, s, k, z, d0, d1, d2, d3, a0, a1, a2, a3, a4, a5, a6, a7;",
+         "mov.b32 k, 0x7E807E80;", "mov.b32 z, 0x80008000;"] + [f"mov.b32 d{o}, 0;" for o in range(4)]
+    mma = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {d0, d1, d2, d3}, {%s, %s, %s, %s}, {%s, %s}, {d0, d1, d2, d3};"
+    for w in range(4):
+        for r, (c, sc) in enumerate(((f"${4 + w}", "$12"), (f"${8 + w}", "$16"))):   # word w of row g, of row g + 8
+            L.append(f"shr.b32 s, {c}, 8;")                                           # -> pairs (v0, v4) .. (v3, v7)
+            for o, (src, mask, mul) in enumerate(((c, "0x000F000F", "0x1040"), (c, "0x00F000F0", "0x104"),
+                                                  ("s", "0x000F000F", "0x1040"), ("s", "0x00F000F0", "0x104"))):
+                L += [f"and.b32 t, {src}, {mask};", f"mul.lo.u32 t, t, {mul};", "and.b32 t, t, 0x81C081C0;",
+                      "fma.rn.bf16x2 t, t, k, z;", f"fma.rn.bf16x2 a{2 * o + r}, t, {sc}, z;"]
+        x = [f"${20 + 4 * w + j}" for j in range(4)]
+        L += [mma % ("a0", "a1", "a2", "a3", x[0], x[1]), mma % ("a4", "a5", "a6", "a7", x[2], x[3])]
+    L += [f"mov.b32 ${o}, d{o};" for o in range(4)]
+    return "{\n" + "\n".join(L) + "\n}"
+
+
+_MMA_ROWS16_PTX = tl.constexpr(_mma_rows16_ptx())
+
+
+@triton.jit
+def _mxfp4_mma_rows16(wg, wh, sg, sh, x0, x1, x2, x3):
+    """v8: one thread's 4 code words of rows g and g + 8 (a scale group each) times the activations -> its 4
+    elements of the m16n8k16 accumulator, scaled. Warp-wide: lane (g, q) must hold rows g and g + 8 of a 16-row
+    group and the words of quad q (checked by `_moe_v8_kernel`)."""
+    return tl.inline_asm_elementwise(_MMA_ROWS16_PTX, "=r,=r,=r,=r," + "r," * 31 + "r",
+                                     [wg, wh, sg, sh, x0, x1, x2, x3], dtype=tl.float32, is_pure=True, pack=4)
+
+
+@triton.jit
+def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I, limit, NW: tl.constexpr,
+                   R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr, FAST: tl.constexpr):
+    """v8, one (token, slot) pair a program, like v7 but with the weights as the `mma.sync` A operand: warp w of
+    the program holds 16 rows, lane (g, q) loads rows g and g + 8 (quad q of each K step's words) and the token's
+    activations (`perm_k8` order) go to B column 0 from lanes (0, q). The tile is [R 32 NW, 4] words (thread slot t:
+    lane t % 32, warp t // 32 % NW, quad rep t // (32 NW)), once for row g and once for row g + 8. SWIGLU (SPLIT 1):
+    the 16 NW rows are 8 NW gate rows and their up rows; the program writes the pair's h (clamped SwiGLU, bf16,
+    `perm_k8` order) to out `[NP, I]`; else the rows times the routing weight go to out `[SPLIT, NP, N]` (fp32)."""
+    BN: tl.constexpr = 16 * NW
+    BT: tl.constexpr = 32 * NW * R
+    p = tl.program_id(1)
+    e = tl.load(ids_ptr + p).to(tl.int64)
+    t = tl.arange(0, BT)[:, None]
+    i = tl.arange(0, 4)[None, :]
+    lane = t % 32
+    quad = t // (32 * NW) * 4 + lane % 4
+    n_g = t // 32 % NW * 16 + lane // 4                           # the slot's rows: n_g and n_g + 8
+    if SWIGLU:                                                    # gate rows c0 + j, then up rows I + c0 + j
+        c0 = tl.program_id(0) * (BN // 2)
+        row_g = tl.where(n_g < BN // 2, c0 + n_g, I + c0 + n_g - BN // 2)
+        row_h = tl.where(n_g + 8 < BN // 2, c0 + n_g + 8, I + c0 + n_g + 8 - BN // 2)
     else:
-        n = tl.program_id(0) * BN + tl.arange(0, BN)
-        tl.store(out_ptr + (sid * NP + p).to(tl.int64) * N + n, rowsum * tl.load(wt_ptr + p))
+        row_g = tl.program_id(0) * BN + n_g
+        row_h = row_g + 8
+    sid = tl.program_id(2)
+    kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)          # the wrapper checks K against the tile and split
+    wpg = w_ptr + (e * N + row_g) * KW + quad * 4 + i
+    wph = w_ptr + (e * N + row_h) * KW + quad * 4 + i
+    spg = s_ptr + (e * N + row_g) * KS + quad
+    sph = s_ptr + (e * N + row_h) * KS + quad
+    xq0 = x_ptr + (p // XDIV).to(tl.int64) * (KW * 4) + quad * 16      # + 4 w + j: pair j of the quad's word w
+    if FAST:
+        xm = lane < 4                                            # lanes (0, q) hold B column 0: the pair's token
+    else:
+        xm = lane >= 0                                           # every slot multiplies its own words
+    acc = tl.zeros((BT, 4), dtype=tl.float32)
+    for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
+        wg = tl.load(wpg + kw0)
+        wh = tl.load(wph + kw0)
+        sg = tl.load(spg + kw0 // 4)
+        sh = tl.load(sph + kw0 // 4)
+        xq = xq0 + kw0 * 4
+        if FAST:                                                 # x_w: word w's pairs j = 0..3
+            x0 = tl.load(xq + i, mask=xm, other=0)
+            x1 = tl.load(xq + 4 + i, mask=xm, other=0)
+            x2 = tl.load(xq + 8 + i, mask=xm, other=0)
+            x3 = tl.load(xq + 12 + i, mask=xm, other=0)
+            acc += _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3)
+        else:                                                    # element i = word i; x_j: its pair j
+            xa = tl.load(xq + 4 * i, mask=xm, other=0)
+            xb = tl.load(xq + 4 * i + 1, mask=xm, other=0)
+            xc = tl.load(xq + 4 * i + 2, mask=xm, other=0)
+            xd = tl.load(xq + 4 * i + 3, mask=xm, other=0)
+            pg = tl.sum(_word_dot_f32(wg, xa, xb, xc, xd), axis=1)[:, None] * ue8m0_to_f32(sg)
+            ph = tl.sum(_word_dot_f32(wh, xa, xb, xc, xd), axis=1)[:, None] * ue8m0_to_f32(sh)
+            acc += tl.where(i == 0, pg, tl.where(i == 2, ph, 0.0))
+    if FAST:
+        acc = tl.where(_lane_id(acc.to(tl.int32, bitcast=True)) == lane, acc, float("nan"))   # another layout: NaN
+    # element i of slot t: row n_g (i < 2) or n_g + 8 (i >= 2); the token is column 0 (i even, and q = 0 when FAST)
+    d = tl.reshape(tl.sum(tl.reshape(acc, (R, 32 * NW, 4)), axis=0), (NW, 8, 4, 2, 2))
+    q5 = tl.arange(0, 4)[None, None, :, None, None]
+    c5 = tl.arange(0, 2)[None, None, None, None, :]
+    if FAST:
+        keep = (c5 == 0) & (q5 == 0)
+    else:
+        keep = (c5 == 0) & (q5 >= 0)
+    dd = tl.sum(tl.sum(tl.where(keep, d, 0.0), axis=4), axis=2)              # [NW, 8 (g), 2 (row g, row g + 8)]
+    rowsum = tl.reshape(tl.permute(dd, (0, 2, 1)), (BN,))
+    _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN, SWIGLU, FAST, True)
+
 
 # %% ../../nbs/04c_moe.ipynb #522a20ea
 def _wgmma_target(device: torch.device) -> bool:
@@ -1087,22 +1224,24 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
     cfg = config or moe_default_config(T * k, E, H, I)
     if cfg.kernel not in KERNELS:
-        raise InputError(f"config.kernel: expected one of 'v1' to 'v7', got {cfg.kernel!r}")
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v8', got {cfg.kernel!r}")
     split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
             raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
                              f"{tile.block_k} x {sp} K splits), block_k a multiple of {MXFP4_GROUP}")
-    if cfg.kernel == "v7":
+    if cfg.kernel in MMA_KERNELS:
+        kn, rows = cfg.kernel, MMA_KERNELS[cfg.kernel]
         if T * k > cfg.direct_pairs:
-            raise InputError(f"config: v7 runs up to direct_pairs = {cfg.direct_pairs} (token, slot) pairs, got {T * k}")
+            raise InputError(f"config: {kn} runs up to direct_pairs = {cfg.direct_pairs} (token, slot) pairs, got {T * k}")
         for gemm, tile in (("gate/up", cfg.gate_up), ("down", cfg.down)):
             R = tile.block_k // 128
-            if tile.block_n != 8 * tile.num_warps or R not in (1, 2, 4) or tile.block_k != 128 * R:
-                raise InputError(f"{gemm} GEMM (v7): block_n must be 8 x num_warps and block_k 128, 256 or 512, got {tile}")
-        if split[0] != 1: raise InputError("config: v7 fuses the SwiGLU into the gate/up GEMM, so split_up must be 1")
+            if tile.block_n != rows * tile.num_warps or R not in (1, 2, 4) or tile.block_k != 128 * R:
+                raise InputError(f"{gemm} GEMM ({kn}): block_n must be {rows} x num_warps and block_k 128, 256 or 512, "
+                                 f"got {tile}")
+        if split[0] != 1: raise InputError(f"config: {kn} fuses the SwiGLU into the gate/up GEMM, so split_up must be 1")
         if experts.w13.storage_offset() % 4 or experts.w2.storage_offset() % 4:
-            raise InputError("experts: v7 reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
+            raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
                              "boundary of their storage")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
         raise InputError(f"ids: expert ids must lie in [0, {E}), got [{int(ids.min())}, {int(ids.max())}]")
@@ -1129,12 +1268,13 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
                experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
-    elif cfg.kernel == "v7":
-        launch(_moe_v7_kernel, (2 * I // up.block_n, T * k, 1), perm_k32(x).view(torch.int32), al.sorted_ids,
+    elif cfg.kernel in MMA_KERNELS:
+        kern, xperm = (_moe_v7_kernel, perm_k32) if cfg.kernel == "v7" else (_moe_v8_kernel, perm_k8)
+        launch(kern, (2 * I // up.block_n, T * k, 1), xperm(x).view(torch.int32), al.sorted_ids,
                experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
                I, float(swiglu_limit), NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True, FAST=not interp,
                num_warps=up.num_warps, num_stages=1)
-        launch(_moe_v7_kernel, (H // dn.block_n, T * k, split[1]), h.view(torch.int32), al.sorted_ids,
+        launch(kern, (H // dn.block_n, T * k, split[1]), h.view(torch.int32), al.sorted_ids,
                experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
                float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, num_warps=dn.num_warps, num_stages=1)
