@@ -983,6 +983,17 @@ def _perm_k8_col(n):
 
 
 @triton.jit
+def _mma_row(n, I, BN: tl.constexpr, SWIGLU: tl.constexpr):
+    """The matrix row of local row n of a v7 / v8 program: SWIGLU, gate rows c0 + n for n < BN / 2, then their up
+    rows I + c0 + n - BN / 2 (c0 = BN / 2 x the program's tile); else BN x the tile + n."""
+    if SWIGLU:
+        c0 = tl.program_id(0) * (BN // 2)
+        return tl.where(n < BN // 2, c0 + n, I + c0 + n - BN // 2)
+    else:
+        return tl.program_id(0) * BN + n
+
+
+@triton.jit
 def _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN: tl.constexpr, SWIGLU: tl.constexpr,
                   FAST: tl.constexpr, K8: tl.constexpr):
     """The end of a v7 / v8 program: its BN row sums -> the pair's h (SWIGLU: the clamped SwiGLU of BN / 2 gate rows
@@ -1024,11 +1035,7 @@ def _moe_v7_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     lane = t % 32
     quad = t // (32 * NW) * 4 + lane % 4
     n_loc = t // 32 % NW * 8 + lane // 4
-    if SWIGLU:                                                    # gate rows c0 + j, then up rows I + c0 + j
-        c0 = tl.program_id(0) * (BN // 2)
-        row = tl.where(n_loc < BN // 2, c0 + n_loc, I + c0 + n_loc - BN // 2)
-    else:
-        row = tl.program_id(0) * BN + n_loc
+    row = _mma_row(n_loc, I, BN, SWIGLU)
     rows = e * N + row
     sid = tl.program_id(2)
     kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)         # the wrapper checks K against the tile and split
@@ -1117,13 +1124,8 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     lane = t % 32
     quad = t // (32 * NW) * 4 + lane % 4
     n_g = t // 32 % NW * 16 + lane // 4                           # the slot's rows: n_g and n_g + 8
-    if SWIGLU:                                                    # gate rows c0 + j, then up rows I + c0 + j
-        c0 = tl.program_id(0) * (BN // 2)
-        row_g = tl.where(n_g < BN // 2, c0 + n_g, I + c0 + n_g - BN // 2)
-        row_h = tl.where(n_g + 8 < BN // 2, c0 + n_g + 8, I + c0 + n_g + 8 - BN // 2)
-    else:
-        row_g = tl.program_id(0) * BN + n_g
-        row_h = row_g + 8
+    row_g = _mma_row(n_g, I, BN, SWIGLU)
+    row_h = _mma_row(n_g + 8, I, BN, SWIGLU)
     sid = tl.program_id(2)
     kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)          # the wrapper checks K against the tile and split
     wpg = w_ptr + (e * N + row_g) * KW + quad * 4 + i
