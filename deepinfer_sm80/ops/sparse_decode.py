@@ -24,12 +24,13 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DECODE_RULES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS',
-           'GROUP_TILES', 'GROUP_SMEM', 'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'decode_rule',
-           'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode', 'check_plan', 'decode_counters',
-           'sparse_attn_decode', 'sparse_decode_floor', 'random_record_cache', 'random_decode_case', 'plan_for',
-           'random_mixed_decode_batch', 'GroupTile', 'check_group_tile', 'decode_union', 'group_splits',
-           'sparse_attn_decode_grouped', 'random_grouped_decode_case']
+__all__ = ['DECODE_RULES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MERGE_MAX_SPLITS', 'REDUCE_WARPS',
+           'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES', 'GROUP_SMEM', 'MAX_GROUP', 'ONE_READ_TILE',
+           'GROUPED_CASES', 'DecodeRule', 'decode_rule', 'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode',
+           'check_plan', 'decode_counters', 'launch_merge', 'sparse_attn_decode', 'sparse_decode_floor',
+           'random_record_cache', 'random_decode_case', 'plan_for', 'random_mixed_decode_batch', 'GroupTile',
+           'check_group_tile', 'decode_union', 'group_splits', 'sparse_attn_decode_grouped',
+           'random_grouped_decode_case']
 
 # %% ../../nbs/03e_sparse_decode.ipynb #43f1e965
 class DecodeRule(NamedTuple):
@@ -40,14 +41,18 @@ class DecodeRule(NamedTuple):
     fused_reduce: bool = False  # merge the splits in the decode launch (see `FUSED_REDUCE`)
 
 
-# per head count, tuned on the H200 in SM80 mode (`sparse_decode_tune`, `sparse_split_tune`)
+# per head count, tuned on the H200 in SM80 mode (`sparse_decode_tune`, `sparse_split_tune`; 64 heads at 2 tokens:
+# 20 splits through the per-thread merge beat 40, bench/results/experiments/decode_merge-*-20261202-1120.json)
+_T32 = AttnTile(32, 16, 4)
 DECODE_RULES = {8: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 16: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
-                **{H: (DecodeRule(2, AttnTile(32, 16, 4), 2.0), DecodeRule(8, AttnTile(32, 16, 4), 1.0),
-                       DecodeRule(1 << 62, AttnTile(32, 16, 4), 2.0)) for H in (32, 64, 128)}}
+                **{H: (DecodeRule(2, _T32, 2.0), DecodeRule(8, _T32, 1.0), DecodeRule(1 << 62, _T32, 2.0)) for H in (32, 128)},
+                64: (DecodeRule(1, _T32, 2.0), DecodeRule(8, _T32, 1.0), DecodeRule(1 << 62, _T32, 2.0))}
 FUSED_REDUCE = False            # True: every plan merges its splits in the decode launch (else per rule, `DecodeRule`)
 DECODE_SMEM = 51 * 1024         # shared memory of one decode program, every tile of DECODE_RULES
 REDUCE_ELEMENTS = 8192          # reduction tile: splits (a power of two, <= 64) x columns
+MERGE_MAX_SPLITS = 32           # up to this many splits the second launch is `_sparse_attn_decode_merge_kernel`
+REDUCE_WARPS = 2                # warps of a `_sparse_attn_decode_reduce_kernel` program (more splits than that)
 
 
 def decode_rule(H: int, T: int) -> DecodeRule:
@@ -461,6 +466,36 @@ def _sparse_attn_decode_reduce_kernel(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr
                   tl.program_id(2) * RD + tl.arange(0, RD), H, n_splits, S_BLOCK, RD, D, EMULATE_RNE, FLOOR)
 
 
+@triton.jit
+def _sparse_attn_decode_merge_kernel(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr, H, n_splits, S_MAX: tl.constexpr,
+                                     D: tl.constexpr, EMULATE_RNE: tl.constexpr, FLOOR: tl.constexpr):
+    """The second launch for up to `MERGE_MAX_SPLITS` splits: one program per (token, head) merges all D columns.
+    Each thread owns D / threads columns of every split (a static loop of independent loads; no cross-warp
+    reduction), weighting split s by l_s 2^(m_s - m_f) where m_f already holds the sink."""
+    t = tl.program_id(0).to(tl.int64)
+    h = tl.program_id(1)
+    d = tl.arange(0, D)
+    s = tl.arange(0, S_MAX)
+    row0 = t * n_splits * H + h                          # split i of (t, h) is row row0 + i * H of the partials
+    if FLOOR:                                            # the floor: add up the splits' checksums
+        tot = tl.sum(tl.load(part_ml_ptr + row0 + s * H, mask=s < n_splits, other=0), 0)
+        tl.store(out_ptr + (t * H + h) * D + d, (tl.zeros([D], tl.int32) + tot).to(tl.float32).to(tl.bfloat16))
+    else:
+        ms = tl.load(part_ml_ptr + (row0 + s * H) * 2, mask=s < n_splits, other=-1.0e30)
+        sink = tl.load(sink_ptr + h) * 1.4426950408889634
+        m_f = tl.maximum(tl.max(ms, 0), sink)
+        l = tl.exp2(sink - m_f)                          # a NaN sink makes l, and so the row, NaN
+        acc = tl.zeros([D], tl.float32)
+        for i in tl.static_range(S_MAX):
+            live = i < n_splits
+            row = row0 + i * H
+            m_s = tl.load(part_ml_ptr + row * 2, mask=live, other=-1.0e30)
+            w = tl.load(part_ml_ptr + row * 2 + 1, mask=live, other=0.0) * tl.exp2(m_s - m_f)
+            l += w
+            acc += tl.load(part_o_ptr + row * D + d, mask=live, other=0.0).to(tl.float32) * w
+        tl.store(out_ptr + (t * H + h) * D + d, to_bf16(acc * tl.where(l == 0, 0.0, 1.0 / l), EMULATE_RNE))
+
+
 allow_shared_memory("_sparse_attn_decode_kernel", DECODE_SMEM,
                     "the query block is the loop-invariant MMA operand and Triton stages it in shared memory: 32 heads "
                     "x 512 dims of bf16 = 32 KB next to the decoded 16-key block (16 KB) and the probabilities (16 "
@@ -546,10 +581,23 @@ def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indic
            RD=plan.reduce_cols if fused else 1,
            num_warps=tile.num_warps, num_stages=tile.num_stages)
     if S > 1 and not fused:
-        launch(_sparse_attn_decode_reduce_kernel, (T, H, HEAD_DIM // plan.reduce_cols), part_o, part_ml, sink, out,
-               H, S, S_BLOCK=plan.reduce_block, RD=plan.reduce_cols, D=HEAD_DIM, EMULATE_RNE=interpreting(),
-               FLOOR=floor, num_warps=4, num_stages=1)
+        launch_merge(part_o, part_ml, sink, out, S, floor)
     return out
+
+
+def launch_merge(part_o, part_ml, sink, out, splits: int, floor: bool = False):
+    """The second launch of a split decode: merge the partials of `splits` splits into `out` [T, H, 512] (the
+    per-thread merge up to `MERGE_MAX_SPLITS` splits, the tiled reduction above that)."""
+    T, H = out.shape[0], out.shape[1]
+    if splits <= MERGE_MAX_SPLITS:
+        launch(_sparse_attn_decode_merge_kernel, (T, H), part_o, part_ml, sink, out, H, splits,
+               S_MAX=triton.next_power_of_2(splits), D=HEAD_DIM, EMULATE_RNE=interpreting(), FLOOR=floor,
+               num_warps=4, num_stages=1)
+    else:
+        s_block, cols = _reduce_tile(splits)
+        launch(_sparse_attn_decode_reduce_kernel, (T, H, HEAD_DIM // cols), part_o, part_ml, sink, out, H, splits,
+               S_BLOCK=s_block, RD=cols, D=HEAD_DIM, EMULATE_RNE=interpreting(), FLOOR=floor,
+               num_warps=REDUCE_WARPS, num_stages=1)
 
 
 def sparse_attn_decode(q: torch.Tensor, swa_cache: torch.Tensor, swa_indices: torch.Tensor,
@@ -982,10 +1030,7 @@ def _launch_grouped(q, swa_cache, swa_indices, compressed_cache, compressed_indi
            DOT_F32=interpreting(), NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
            SCALE_BYTES=KV.scale_bytes, num_warps=tile.num_warps, num_stages=1)
     if S > 1:
-        s_block, cols = _reduce_tile(S)
-        launch(_sparse_attn_decode_reduce_kernel, (T, H, HEAD_DIM // cols), part_o, part_ml, sink, out, H, S,
-               S_BLOCK=s_block, RD=cols, D=HEAD_DIM, EMULATE_RNE=interpreting(), FLOOR=False, num_warps=4,
-               num_stages=1)
+        launch_merge(part_o, part_ml, sink, out, S)
     return out
 
 
@@ -1248,10 +1293,12 @@ def _sparse_decode_aot_examples():
                 sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
                                    plan=plan_decode(q, e(4, 136), c_idx, splits=S))
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
-    for S in (2, 3, 5, 9, 17, 33, 65):                  # every reduction tile (splits rounded up to a power of two)
+    for S in (2, 3, 5, 9, 17, 33, 65):                  # every merge and reduction tile (splits to a power of two)
         for fused in (False, True):                     # in a second launch, and merged by the decode launch
-            sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink,
-                               plan=plan_decode(q, e(2, 136), e(2, 512), splits=S, fused_reduce=fused))
+            plan = plan_decode(q, e(2, 136), e(2, 512), splits=S, fused_reduce=fused)
+            sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan)
+            if S in (9, 33) and not fused:              # the floor of both second launches
+                sparse_decode_floor(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan)
     for H in SUPPORTED_HEADS:                           # the fused merge: every rule tile, with the counter and lengths
         q, sink = e(4, H, HEAD_DIM, dt=torch.bfloat16), e(H, dt=torch.float32)
         for rule in DECODE_RULES[H]:
