@@ -22,7 +22,7 @@ import triton.language as tl
 # %% auto #0
 __all__ = ['TWO_PASS', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES', 'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL',
            'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass', 'sparse_attn_prefill', 'host_keys_per_token',
-           'prefill_config', 'fresh_prompt_rows', 'random_combined_rows']
+           'prefill_config', 'fresh_prompt_rows', 'random_combined_rows', 'mixed_prefill_rows']
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #62a3e0d2
 class TwoPassConfig(NamedTuple):
@@ -360,6 +360,22 @@ def random_combined_rows(T: int, n_topk: int, window: int, n_compressed: int, wi
     return idx
 
 
+def mixed_prefill_rows(long_tokens: int, n_compressed: int, n_short: int, short_len: int, ratio: int, device,
+                       topk: int = DSV41.topk, window: int = DSV41.window) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """A mixed prefill batch over one workspace: one long request (a chunk of `long_tokens` tokens deep in its
+    prompt, full rows: `topk` of its `n_compressed` entries and its window, as `random_combined_rows`) followed by
+    `n_short` fresh prompts of `short_len` tokens (`fresh_prompt_rows`: short rows at `ratio`), whose workspace rows
+    come after the long request's. Returns (indices [T, W], lens [T], workspace rows)."""
+    s_idx, s_lens, s_rows = fresh_prompt_rows(n_short, short_len, ratio, device, topk, window)
+    W = max(s_idx.shape[1], topk + window)
+    l_idx = random_combined_rows(long_tokens, topk, window, n_compressed, W, device)
+    l_rows = n_compressed + long_tokens + window
+    s_idx = torch.cat([torch.where(s_idx >= 0, s_idx + l_rows, s_idx),
+                       torch.full((s_idx.shape[0], W - s_idx.shape[1]), -1, dtype=torch.int32, device=device)], 1)
+    lens = torch.cat([torch.full((long_tokens,), topk + window, dtype=torch.int32, device=device), s_lens.int()])
+    return torch.cat([l_idx, s_idx]), lens, l_rows + s_rows
+
+
 @selftest("sparse_prefill")
 def _sparse_prefill_selftest(device) -> str:
     T, H = 3, 64
@@ -388,6 +404,17 @@ def _fresh_inputs(ctx, n_requests: int, q_len: int, ratio: int, n_sets: int = 2)
     sets = []
     for _ in range(n_sets):
         idx, lens, rows = fresh_prompt_rows(n_requests, q_len, ratio, ctx.device)
+        sets.append(dict(q=torch.randn(idx.shape[0], 64, HEAD_DIM, device=ctx.device).bfloat16(),
+                         kv=torch.randn(rows, HEAD_DIM, device=ctx.device).bfloat16(), indices=idx, lens=lens,
+                         sink=torch.randn(64, device=ctx.device)))
+    return sets
+
+
+def _mixed_inputs(ctx, n_sets: int = 2):
+    "Input sets of a mixed batch (`mixed_prefill_rows`): 1,024 tokens of a 16K-entry request and 4 fresh prompts of 128."
+    sets = []
+    for _ in range(n_sets):
+        idx, lens, rows = mixed_prefill_rows(1024, 16_384, 4, 128, 2, ctx.device)
         sets.append(dict(q=torch.randn(idx.shape[0], 64, HEAD_DIM, device=ctx.device).bfloat16(),
                          kv=torch.randn(rows, HEAD_DIM, device=ctx.device).bfloat16(), indices=idx, lens=lens,
                          sink=torch.randn(64, device=ctx.device)))
@@ -428,7 +455,8 @@ def _bench_sparse_prefill(ctx):
     # the bounds checks (before), and with the errors counter. x = T for the full-row cases (plotted against T);
     # the fresh prompts and the sweep below carry `keys_per_token` instead (plotted against it in the notebook).
     cases = [("T=1536", lambda: _prefill_inputs(ctx, 1536), 1536),
-             ("R=4 T=4x384 fresh r2", lambda: _fresh_inputs(ctx, 4, 384, 2), None)]
+             ("R=4 T=4x384 fresh r2", lambda: _fresh_inputs(ctx, 4, 384, 2), None),
+             ("mixed 1x1024 + 4x128 fresh r2", lambda: _mixed_inputs(ctx), None)]
     if not ctx.quick:
         cases += [("R=4 T=4x384 fresh r1", lambda: _fresh_inputs(ctx, 4, 384, 1), None),
                   ("T=8192 context=64K", lambda: _prefill_inputs(ctx, 8192, n_cmp=65_536), 8192)]
