@@ -983,6 +983,17 @@ def _perm_k8_col(n):
 
 
 @triton.jit
+def _mma_slots(ids_ptr, NW: tl.constexpr, R: tl.constexpr):
+    """The thread-slot tile of a v7 / v8 program: its pair p, the pair's expert e (int64), slot t [BT, 1] and word
+    i [1, 4] indices, and each slot's lane (t % 32) and quad (rep t // (32 NW) x 4 + lane % 4)."""
+    p = tl.program_id(1)
+    e = tl.load(ids_ptr + p).to(tl.int64)
+    t = tl.arange(0, 32 * NW * R)[:, None]
+    lane = t % 32
+    return p, e, t, tl.arange(0, 4)[None, :], lane, t // (32 * NW) * 4 + lane % 4
+
+
+@triton.jit
 def _mma_row(n, I, BN: tl.constexpr, SWIGLU: tl.constexpr):
     """The matrix row of local row n of a v7 / v8 program: SWIGLU, gate rows c0 + n for n < BN / 2, then their up
     rows I + c0 + n - BN / 2 (c0 = BN / 2 x the program's tile); else BN x the tile + n."""
@@ -1028,12 +1039,7 @@ def _moe_v7_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     `perm_k32` order) to out `[NP, I]`; else the rows times the routing weight go to out `[SPLIT, NP, N]` (fp32)."""
     BN: tl.constexpr = 8 * NW
     BT: tl.constexpr = 32 * NW * R
-    p = tl.program_id(1)
-    e = tl.load(ids_ptr + p).to(tl.int64)
-    t = tl.arange(0, BT)[:, None]
-    i = tl.arange(0, 4)[None, :]
-    lane = t % 32
-    quad = t // (32 * NW) * 4 + lane % 4
+    p, e, t, i, lane, quad = _mma_slots(ids_ptr, NW, R)
     n_loc = t // 32 % NW * 8 + lane // 4
     row = _mma_row(n_loc, I, BN, SWIGLU)
     rows = e * N + row
@@ -1117,12 +1123,7 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     `perm_k8` order) to out `[NP, I]`; else the rows times the routing weight go to out `[SPLIT, NP, N]` (fp32)."""
     BN: tl.constexpr = 16 * NW
     BT: tl.constexpr = 32 * NW * R
-    p = tl.program_id(1)
-    e = tl.load(ids_ptr + p).to(tl.int64)
-    t = tl.arange(0, BT)[:, None]
-    i = tl.arange(0, 4)[None, :]
-    lane = t % 32
-    quad = t // (32 * NW) * 4 + lane % 4
+    p, e, t, i, lane, quad = _mma_slots(ids_ptr, NW, R)
     n_g = t // 32 % NW * 16 + lane // 4                           # the slot's rows: n_g and n_g + 8
     row_g = _mma_row(n_g, I, BN, SWIGLU)
     row_h = _mma_row(n_g + 8, I, BN, SWIGLU)
