@@ -19,18 +19,19 @@ from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_H
                                                  attend_block, check_attn_tile, check_common, check_lens, check_q,
                                                  check_range, check_rows, load_chunks, sparse_attn_decode_ref,
                                                  store_normalized, to_bf16, zero_chunks)
+from .sparse_prefill import SCRATCH_BYTES
 import torch
 import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DECODE_RULES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS', 'MERGE_MAX_SPLITS', 'REDUCE_WARPS',
-           'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES', 'GROUP_SMEM', 'MAX_GROUP', 'ONE_READ_TILE',
-           'GROUPED_CASES', 'DecodeRule', 'decode_rule', 'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode',
-           'check_plan', 'decode_counters', 'launch_merge', 'sparse_attn_decode', 'sparse_decode_floor',
-           'random_record_cache', 'random_decode_case', 'plan_for', 'random_mixed_decode_batch', 'GroupTile',
-           'check_group_tile', 'decode_union', 'group_splits', 'sparse_attn_decode_grouped',
-           'random_grouped_decode_case']
+__all__ = ['DECODE_TWO_PASS', 'TWO_PASS_TILES', 'DECODE_RULES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS',
+           'MERGE_MAX_SPLITS', 'REDUCE_WARPS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES', 'GROUP_SMEM',
+           'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'DecodeTwoPass', 'check_two_pass',
+           'decode_rule', 'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode', 'check_plan', 'decode_counters',
+           'launch_merge', 'sparse_attn_decode', 'sparse_decode_floor', 'random_record_cache', 'random_decode_case',
+           'plan_for', 'random_mixed_decode_batch', 'GroupTile', 'check_group_tile', 'decode_union', 'group_splits',
+           'sparse_attn_decode_grouped', 'random_grouped_decode_case']
 
 # %% ../../nbs/03e_sparse_decode.ipynb #43f1e965
 class DecodeRule(NamedTuple):
@@ -39,6 +40,36 @@ class DecodeRule(NamedTuple):
     tile: AttnTile
     waves: float        # split so that tokens x head blocks x splits ~ waves x SMs programs
     fused_reduce: bool = False  # merge the splits in the decode launch (see `FUSED_REDUCE`)
+    two_pass: DecodeTwoPass | None = None   # a scores pass, then a values pass (large batches; see `DecodeTwoPass`)
+
+
+class DecodeTwoPass(NamedTuple):
+    "Tiles of the two-pass decode (`sparse_attn_decode` with `DecodePlan.two_pass`): all heads in one program."
+    block_n: int = 64         # keys per score tile (16, 32, 64 or 128; a tile never mixes the two caches)
+    chunks: int = 1           # 128-column chunks of the latent per values program (1, 2 or 4)
+    num_warps: int = 4        # scores pass
+    values_warps: int = 4     # values pass
+    values_stages: int = 1    # values pass: Triton's software pipeline over the key tiles (1: none)
+    values_n: int = 0         # keys per step of the values pass (0: block_n; else a smaller power of two >= 16)
+
+
+def check_two_pass(cfg, name: str = "two_pass") -> DecodeTwoPass:
+    "Raise `InputError` unless `cfg` is a usable `DecodeTwoPass`."
+    if not isinstance(cfg, DecodeTwoPass):
+        raise InputError(f"{name}: expected a DecodeTwoPass, got {cfg!r}")
+    ok = (cfg.block_n in (16, 32, 64, 128) and cfg.chunks in (1, 2, 4) and cfg.num_warps in (1, 2, 4, 8)
+          and cfg.values_n in (0, 16, 32, 64, 128) and cfg.values_n <= cfg.block_n
+          and cfg.values_warps in (1, 2, 4, 8) and isinstance(cfg.values_stages, int) and 1 <= cfg.values_stages <= 4)
+    if not ok:
+        raise InputError(f"{name}: unsupported tile {cfg}")
+    return cfg
+
+
+DECODE_TWO_PASS = DecodeTwoPass()   # the two-pass tile `two_pass=True` and the rules use
+# the tiles `sparse_decode_two_pass_tune` times (and the compile gate compiles)
+TWO_PASS_TILES = (DECODE_TWO_PASS, DecodeTwoPass(block_n=32), DecodeTwoPass(num_warps=8), DecodeTwoPass(values_warps=8),
+                  DecodeTwoPass(block_n=128, num_warps=8, values_n=64), DecodeTwoPass(block_n=128, values_n=32),
+                  DecodeTwoPass(values_n=32))
 
 
 # per head count, tuned on the H200 in SM80 mode (`sparse_decode_tune`, `sparse_split_tune`; 64 heads at 2 tokens:
@@ -91,6 +122,7 @@ class DecodePlan:
     reduce_block: int     # splits merged per step of the reduction (a power of two, <= 64)
     reduce_cols: int      # output columns per reduction program
     fused_reduce: bool = False  # the last split program of a (token, head block) merges the splits: one launch
+    two_pass: DecodeTwoPass | None = None   # scores then values (tile, splits and merge unused): `DecodeTwoPass`
 
 
 def _reduce_tile(splits: int) -> tuple[int, int]:
@@ -100,9 +132,10 @@ def _reduce_tile(splits: int) -> tuple[int, int]:
 
 def plan_decode(q: torch.Tensor, swa_indices: torch.Tensor, compressed_indices: torch.Tensor | None = None, *,
                 tile: AttnTile | None = None, waves: float | None = None, splits: int | None = None,
-                fused_reduce: bool | None = None) -> DecodePlan:
+                fused_reduce: bool | None = None, two_pass: DecodeTwoPass | bool | None = None) -> DecodePlan:
     """Plan `sparse_attn_decode` for these queries and index rows: the tile (default: `DECODE_RULES`), the splits and
-    where they merge (`fused_reduce`; default: `FUSED_REDUCE` or the rule's: in the decode launch, else in a second)."""
+    where they merge (`fused_reduce`; default: `FUSED_REDUCE` or the rule's: in the decode launch, else in a second),
+    or two passes (`two_pass`: a `DecodeTwoPass`, True for `DECODE_TWO_PASS`, False for none; default: the rule's)."""
     T, H = check_q(q)
     check_rows("swa_indices", swa_indices, T)
     if compressed_indices is not None:
@@ -115,6 +148,9 @@ def plan_decode(q: torch.Tensor, swa_indices: torch.Tensor, compressed_indices: 
         raise InputError(f"splits must be a positive int, got {splits!r}")
     if fused_reduce is not None and not isinstance(fused_reduce, bool):
         raise InputError(f"fused_reduce must be a bool or None, got {fused_reduce!r}")
+    two_pass = rule.two_pass if two_pass is None else DECODE_TWO_PASS if two_pass is True else two_pass or None
+    if two_pass is not None:
+        check_two_pass(two_pass)
     hb = triton.cdiv(H, tile.block_h)
     if splits is None:
         BN = tile.block_n
@@ -122,7 +158,7 @@ def plan_decode(q: torch.Tensor, swa_indices: torch.Tensor, compressed_indices: 
             triton.cdiv(compressed_indices.shape[1], BN) if compressed_indices is not None else 0)
         splits = decode_splits(T, hb, n_blocks, sm_count(q.device), rule.waves if waves is None else waves)
     return DecodePlan(tile, H, hb, splits, *_reduce_tile(splits),
-                      (FUSED_REDUCE or rule.fused_reduce) if fused_reduce is None else fused_reduce)
+                      (FUSED_REDUCE or rule.fused_reduce) if fused_reduce is None else fused_reduce, two_pass)
 
 
 def check_plan(plan, H: int) -> DecodePlan:
@@ -136,6 +172,8 @@ def check_plan(plan, H: int) -> DecodePlan:
         raise InputError(f"plan: inconsistent splits / reduction tile {plan}; build plans with plan_decode")
     if not isinstance(plan.fused_reduce, bool):
         raise InputError(f"plan.fused_reduce must be a bool, got {plan.fused_reduce!r}")
+    if plan.two_pass is not None:
+        check_two_pass(plan.two_pass, "plan.two_pass")
     return plan
 
 # %% ../../nbs/03e_sparse_decode.ipynb #cf2890de
@@ -555,6 +593,11 @@ def decode_counters(device: torch.device, n: int) -> torch.Tensor:
 
 def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, cbs, swa_lens,
                    compressed_lens, scale, out, plan: DecodePlan, floor: bool, errors=None, bounds=True):
+    if plan.two_pass is not None:
+        if floor:
+            raise InputError("the floor measures the per-token kernel: give it a plan without two_pass")
+        return _launch_two_pass(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, cbs,
+                                swa_lens, compressed_lens, scale, out, plan.two_pass, errors, bounds)
     T, H = q.shape[0], q.shape[1]
     tile, S = plan.tile, plan.splits
     has_cmp = compressed_cache is not None
@@ -738,6 +781,179 @@ def _sparse_decode_selftest(device) -> str:
     err = rel_err(sparse_attn_decode(**a), sparse_attn_decode_ref(**a))
     assert err < 5e-3, err
     return f"decode, 64 heads x 640 FP8 records: rel. error {err:.1e}"
+
+# %% ../../nbs/03e_sparse_decode.ipynb #96bb9431
+@triton.jit
+def _record_group(cache_ptr, data, scale, valid, g, ROPE_GROUP: tl.constexpr, NOPE: tl.constexpr,
+                  GROUP: tl.constexpr, F32: tl.constexpr):
+    """Columns [g x GROUP, (g + 1) x GROUP) of a block of records as [BLOCK_N, GROUP] rows: no-RoPE group g decoded
+    with its scale (g may be a run-time value), or, with ROPE_GROUP, the bf16 RoPE dims."""
+    c = tl.arange(0, GROUP)
+    if ROPE_GROUP:
+        x = tl.load(cache_ptr.to(tl.pointer_type(tl.bfloat16)) + (data // 2 + NOPE // 2)[:, None] + c[None, :],
+                    mask=valid[:, None], other=0.0)
+        if F32:
+            x = x.to(tl.float32)
+    else:
+        codes = tl.load(cache_ptr + (data + g * GROUP)[:, None] + c[None, :], mask=valid[:, None], other=0)
+        e = tl.load(cache_ptr + scale + g, mask=valid, other=127)
+        if F32:
+            x = e4m3_to_f32(codes) * ue8m0_to_f32(e)[:, None]
+        else:       # one scale per row: every element of a thread's row shares the packed register
+            x = e4m3x4_scaled_bf16(codes, tl.broadcast_to(ue8m0_bf16x2(e)[:, None], codes.shape))
+    return x
+
+
+@triton.jit
+def _tile_records(t, jt, nbc, nc, ns, swa_ptr, swa_idx_ptr, swa_idx_stride, swa_slots, swa_block_stride,
+                  cmp_ptr, cmp_idx_ptr, cmp_idx_stride, cmp_slots, cmp_block_stride, HAS_CMP: tl.constexpr,
+                  SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, DATA_BYTES: tl.constexpr,
+                  SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr, BLOCK_N: tl.constexpr):
+    "Key tile jt of token t: its cache, the byte offsets of its records, which are valid, which are errors."
+    slots = _block_slots(t, jt, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride, HAS_CMP, BLOCK_N)
+    data, scale, valid, bad = _slot_offsets(slots, jt < nbc, swa_slots, swa_block_stride, cmp_slots, cmp_block_stride,
+                                            SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
+    return tl.where(jt < nbc, cmp_ptr, swa_ptr), data, scale, valid, bad
+
+
+@triton.jit
+def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, swa_lens_ptr, cmp_ptr, cmp_idx_ptr,
+                          cmp_lens_ptr, H, qk_scale, w_pad, n_tiles,
+                          n_swa, swa_idx_stride, swa_slots, swa_block_stride,
+                          n_cmp, cmp_idx_stride, cmp_slots, cmp_block_stride,
+                          SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, HAS_CMP: tl.constexpr,
+                          HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr, BLOCK_H: tl.constexpr,
+                          BLOCK_N: tl.constexpr, DC: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
+                          ROPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
+                          SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr):
+    D: tl.constexpr = NOPE + ROPE
+    jt = tl.program_id(0)
+    t = tl.program_id(1).to(tl.int64)
+    h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
+    hmask = h < H
+    ns, nc, nbc, _, nb = _split_range(t, 0, 1, n_swa, swa_lens_ptr, n_cmp, cmp_lens_ptr, HAS_CMP, HAS_SWA_LENS,
+                                      HAS_CMP_LENS, BLOCK_N)
+    if (jt > 0) & (jt >= nb):       # past the token's key tiles: the values pass never reads this one
+        return
+    cache_ptr, data, scale, valid, bad = _tile_records(
+        t, jt, nbc, nc, ns, swa_ptr, swa_idx_ptr, swa_idx_stride, swa_slots, swa_block_stride, cmp_ptr, cmp_idx_ptr,
+        cmp_idx_stride, cmp_slots, cmp_block_stride, HAS_CMP, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS,
+        BLOCK_N)
+    if BOUNDS:
+        if err_ptr is not None:     # the first head block counts the out-of-range slots of its tile
+            if tl.program_id(2) == 0:
+                n_bad = tl.sum(bad.to(tl.int32), 0)
+                tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+    rows = t * H + h
+    c = tl.arange(0, GROUP)
+    s = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
+    for g in tl.static_range(D // GROUP):       # S = Q K^T over the eight 64-column groups, each decoded once
+        k = _record_group(cache_ptr, data, scale, valid, g, g * GROUP >= NOPE, NOPE, GROUP, DOT_F32)
+        qg = tl.load(q_ptr + rows[:, None] * D + g * GROUP + c[None, :], mask=hmask[:, None], other=0.0)
+        if DOT_F32:
+            qg = qg.to(tl.float32)
+        s = tl.dot(qg, tl.trans(k), s)
+    s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+    m = tl.max(s, 1)
+    m = tl.where(m == float("-inf"), -1.0e30, m)            # a tile with no valid key: p = 0, l = 0
+    p = tl.exp2(s - m[:, None])
+    j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(p_ptr + rows[:, None] * w_pad + j[None, :], to_bf16(p, DOT_F32), mask=hmask[:, None])
+    tl.store(ml_ptr + (rows * n_tiles + jt) * 2, m, mask=hmask)
+    tl.store(ml_ptr + (rows * n_tiles + jt) * 2 + 1, tl.sum(p, 1), mask=hmask)
+
+
+@triton.jit
+def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr, swa_lens_ptr, cmp_ptr, cmp_idx_ptr,
+                          cmp_lens_ptr, H, w_pad, n_tiles,
+                          n_swa, swa_idx_stride, swa_slots, swa_block_stride,
+                          n_cmp, cmp_idx_stride, cmp_slots, cmp_block_stride,
+                          SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, HAS_CMP: tl.constexpr,
+                          HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr, BLOCK_H: tl.constexpr,
+                          BLOCK_N: tl.constexpr, VN: tl.constexpr, CHUNKS: tl.constexpr, TILES: tl.constexpr,
+                          DC: tl.constexpr,
+                          DOT_F32: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr, GROUP: tl.constexpr,
+                          DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr):
+    D: tl.constexpr = NOPE + ROPE
+    db = tl.program_id(0)
+    t = tl.program_id(1).to(tl.int64)
+    h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
+    hmask = h < H
+    rows = t * H + h
+    ns, nc, nbc, _, nb = _split_range(t, 0, 1, n_swa, swa_lens_ptr, n_cmp, cmp_lens_ptr, HAS_CMP, HAS_SWA_LENS,
+                                      HAS_CMP_LENS, BLOCK_N)
+    # the softmax's max and sum from the tiles' (m_j, l_j) and the sink
+    jj = tl.arange(0, TILES)
+    tmask = hmask[:, None] & (jj < nb)[None, :]
+    mt = tl.load(ml_ptr + (rows[:, None] * n_tiles + jj[None, :]) * 2, mask=tmask, other=-1.0e30)
+    lt = tl.load(ml_ptr + (rows[:, None] * n_tiles + jj[None, :]) * 2 + 1, mask=tmask, other=0.0)
+    sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
+    m = tl.maximum(tl.max(mt, 1), sink)
+    l = tl.sum(lt * tl.exp2(mt - m[:, None]), 1) + tl.exp2(sink - m)
+    inv_l = tl.where(l == 0, 0.0, 1.0 / l)                 # a NaN sum stays NaN
+    G: tl.constexpr = CHUNKS * DC // GROUP     # 64-column groups per program
+    accs = zero_chunks(BLOCK_H, G * GROUP, GROUP)
+    nbc_v = tl.cdiv(nc, VN)                     # steps of VN keys: the compressed ones, then the window ones
+    for u in range(0, tl.maximum(nbc_v + tl.cdiv(ns, VN), 1)):  # >= 1 step (p = 0 there): a NaN sum reaches out
+        cache_ptr, data, scale, valid, _bad = _tile_records(
+            t, u, nbc_v, nc, ns, swa_ptr, swa_idx_ptr, swa_idx_stride, swa_slots, swa_block_stride, cmp_ptr,
+            cmp_idx_ptr, cmp_idx_stride, cmp_slots, cmp_block_stride, HAS_CMP, SWA_BLOCK, CMP_BLOCK, DATA_BYTES,
+            SCALE_BYTES, BOUNDS, VN)
+        col = tl.where(u < nbc_v, u * VN, nbc * BLOCK_N + (u - nbc_v) * VN)     # where the scores pass put them
+        jt = col // BLOCK_N
+        j = col + tl.arange(0, VN)
+        p = tl.load(p_ptr + rows[:, None] * w_pad + j[None, :], mask=hmask[:, None], other=0.0)
+        if DOT_F32:
+            p = p.to(tl.float32)
+        f = tl.exp2(tl.load(ml_ptr + (rows * n_tiles + jt) * 2, mask=hmask, other=-1.0e30) - m) * inv_l  # tile's share
+        out = ()
+        for i in tl.static_range(G):
+            g = db * G + i
+            if g * GROUP < NOPE:
+                v = _record_group(cache_ptr, data, scale, valid, g, False, NOPE, GROUP, DOT_F32)
+            else:
+                v = _record_group(cache_ptr, data, scale, valid, g, True, NOPE, GROUP, DOT_F32)
+            out = out + (accs[i] + tl.dot(p, v) * f[:, None],)
+        accs = out
+    c = tl.arange(0, GROUP)
+    for i in tl.static_range(G):
+        tl.store(out_ptr + rows[:, None] * D + (db * G + i) * GROUP + c[None, :], to_bf16(accs[i], DOT_F32),
+                 mask=hmask[:, None])
+
+
+def _launch_two_pass(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, cbs, swa_lens,
+                     compressed_lens, scale, out, cfg: DecodeTwoPass, errors=None, bounds=True, passes: int = 2):
+    """The two launches of a two-pass decode, over chunks of tokens whose probabilities fit `SCRATCH_BYTES`
+    (`passes=1`: the scores pass alone, for the benchmark's split of the time)."""
+    T, H = q.shape[0], q.shape[1]
+    BN, BH = cfg.block_n, max(16, min(64, triton.next_power_of_2(H)))       # MMA: >= 16 rows
+    has_cmp = compressed_cache is not None
+    c_cache, c_idx = (compressed_cache, compressed_indices) if has_cmp else (swa_cache, swa_indices)
+    n_tiles = max(1, triton.cdiv(swa_indices.shape[1], BN) + (triton.cdiv(c_idx.shape[1], BN) if has_cmp else 0))
+    w_pad = n_tiles * BN
+    chunk = max(1, min(T, 65_535, SCRATCH_BYTES // (H * w_pad * 2)))      # tokens ride grid axis 1 (<= 65,535)
+    p = torch.empty(chunk, H, w_pad, dtype=torch.bfloat16, device=q.device)
+    ml = torch.empty(chunk, H, n_tiles, 2, dtype=torch.float32, device=q.device)
+    geometry = (swa_indices.shape[1], swa_indices.stride(0), swa_cache.shape[0] * block_size, swa_cache.shape[1],
+                c_idx.shape[1], c_idx.stride(0), c_cache.shape[0] * cbs, c_cache.shape[1])
+    consts = dict(SWA_BLOCK=block_size, CMP_BLOCK=cbs, HAS_CMP=has_cmp, HAS_SWA_LENS=swa_lens is not None,
+                  HAS_CMP_LENS=compressed_lens is not None, BLOCK_H=BH, BLOCK_N=BN, DC=DC, DOT_F32=interpreting(),
+                  NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
+                  SCALE_BYTES=KV.scale_bytes, BOUNDS=bounds)
+    grid_h = triton.cdiv(H, BH)
+    for t0 in range(0, T, chunk):
+        sl = slice(t0, min(T, t0 + chunk))
+        caches = (swa_cache, swa_indices[sl], None if swa_lens is None else swa_lens[sl], c_cache, c_idx[sl],
+                  None if compressed_lens is None else compressed_lens[sl])
+        n = sl.stop - t0
+        launch(_decode_scores_kernel, (n_tiles, n, grid_h), q[sl], p, ml, errors, *caches, H, scale * LOG2E, w_pad,
+               n_tiles, *geometry, num_warps=cfg.num_warps, num_stages=1, **consts)
+        if passes == 1:
+            continue
+        launch(_decode_values_kernel, (HEAD_DIM // (DC * cfg.chunks), n, grid_h), p, ml, sink, out[sl], *caches, H,
+               w_pad, n_tiles, *geometry, VN=cfg.values_n or BN, CHUNKS=cfg.chunks, TILES=triton.next_power_of_2(n_tiles),
+               num_warps=cfg.values_warps, num_stages=cfg.values_stages, **consts)
+    return out
 
 # %% ../../nbs/03e_sparse_decode.ipynb #ff9fcf38
 class GroupTile(NamedTuple):
@@ -1111,10 +1327,12 @@ def _mixed_sets(ctx, H=64):
 
 
 def _decode_timings(ctx, sets):
-    "The plan, then decode, decode without bounds, same-plan floor, one-read floor and torch reference times."
-    plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE)
+    """The plan, then decode, decode without bounds, same-plan floor, one-read floor and torch reference times (a
+    two-pass plan's same-plan floor is the per-token kernel's: the floor mode measures that kernel)."""
+    plan, plan1 = plan_for(sets[0]), plan_for(sets[0], tile=ONE_READ_TILE, two_pass=False)
+    pf = plan if plan.two_pass is None else plan_for(sets[0], two_pass=False)
     return (plan, _time_decode(ctx, sets, plan), _time_decode(ctx, sets, plan, bounds=False),
-            _time_decode(ctx, sets, plan, floor=True), _time_decode(ctx, sets, plan1, floor=True),
+            _time_decode(ctx, sets, pf, floor=True), _time_decode(ctx, sets, plan1, floor=True),
             ctx.time([lambda a=a: sparse_attn_decode_ref(**a, acc_dtype=torch.float32) for a in sets[:4]]))
 
 
@@ -1173,9 +1391,9 @@ def _bench_sparse_decode_tune(ctx):
     for T in ((1, 6, 24) if ctx.quick else (1, 4, 6, 12, 24, 256)):
         sets = _decode_sets(ctx, T, 65_536, requests=min(T, 16))
         for tile in CANDIDATE_TILES:
-            err = rel_err(sparse_attn_decode(**check, plan=plan_for(check, tile=tile)), ref)
+            err = rel_err(sparse_attn_decode(**check, plan=plan_for(check, tile=tile, two_pass=False)), ref)
             for waves in ((1.0,) if T > 64 else (1.0, 2.0)):
-                plan = plan_for(sets[0], tile=tile, waves=waves)
+                plan = plan_for(sets[0], tile=tile, waves=waves, two_pass=False)
                 t = _time_decode(ctx, sets, plan)
                 tf = _time_decode(ctx, sets, plan, floor=True)
                 ctx.row(case=f"T={T} {tile} waves={waves}", x=T, series=f"{tuple(tile)} waves={waves}", time_s=t,
@@ -1192,15 +1410,16 @@ def _bench_sparse_split_tune(ctx):
     for T in ((1, 6, 24, 256) if ctx.quick else (1, 2, 4, 6, 12, 24, 64, 256)):
         sets = _decode_sets(ctx, T, 65_536, requests=min(T, 16))
         for S in sorted({s for s in (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 20, 27, 40) if T * hb * s <= 8 * sms}):
-            plan = plan_for(sets[0], tile=tile, splits=S)
+            plan = plan_for(sets[0], tile=tile, splits=S, two_pass=False)
             t = _time_decode(ctx, sets, plan)
             tf = _time_decode(ctx, sets, plan, floor=True)
-            tf1 = _time_decode(ctx, sets, plan_for(sets[0], tile=ONE_READ_TILE, splits=min(S * hb, 40)), floor=True)
+            tf1 = _time_decode(ctx, sets, plan_for(sets[0], tile=ONE_READ_TILE, splits=min(S * hb, 40), two_pass=False),
+                               floor=True)
             ctx.row(case=f"T={T} splits={S}", x=S, series=f"T={T}", time_s=t, bytes=_decode_bytes(T, 64, 640),
                     tokens=T, splits=S, programs_per_sm=T * hb * S / sms, config=tile._asdict(), floor_s=tf,
                     vs_floor=t / tf, one_read_floor_s=tf1, vs_one_read_floor=t / tf1, fused_reduce=False)
             if S > 1:       # the same plan with the merge in the decode launch (the last split to arrive merges)
-                pf = plan_for(sets[0], tile=tile, splits=S, fused_reduce=True)
+                pf = plan_for(sets[0], tile=tile, splits=S, fused_reduce=True, two_pass=False)
                 t2, tf2 = _time_decode(ctx, sets, pf), _time_decode(ctx, sets, pf, floor=True)
                 ctx.row(case=f"T={T} splits={S} fused", x=S, series=f"T={T} fused merge", time_s=t2, baseline_s=t,
                         baseline="two launches, same splits (same run)", bytes=_decode_bytes(T, 64, 640), tokens=T,
@@ -1248,7 +1467,8 @@ def _bench_sparse_decode_grouped_tune(ctx):
         work = dict(bytes=_decode_bytes(T, 64, 640), flops=4 * T * 64 * 640 * HEAD_DIM)
         plan = plan_for(_per_token(a0))
         t_old = ctx.time([lambda a=a: sparse_attn_decode(**_per_token(a), plan=plan) for a in sets])
-        t_f1 = ctx.time([lambda a=a: sparse_decode_floor(**_per_token(a), plan=plan_for(_per_token(a), tile=ONE_READ_TILE))
+        t_f1 = ctx.time([lambda a=a: sparse_decode_floor(**_per_token(a), plan=plan_for(_per_token(a), tile=ONE_READ_TILE,
+                                                                                          two_pass=False))
                          for a in sets])
         ctx.row(case=f"{k} per_token (before)", x=T, series="per_token (before)", time_s=t_old, baseline_s=t_f1,
                 baseline="one-read floor (64-head programs, each token's records)", splits=plan.splits, **work, **info)
@@ -1261,6 +1481,36 @@ def _bench_sparse_decode_grouped_tune(ctx):
             ctx.row(case=f"{k} grouped {name}", x=T, series=f"grouped {name}", time_s=t, baseline_s=t_old,
                     baseline="per_token kernel (same run)", config=tile._asdict(), rel_err=err, one_read_floor_s=t_f1,
                     vs_one_read_floor=t / t_f1, **work, **info)
+
+# %% ../../nbs/03e_sparse_decode.ipynb #3ff9f283
+@benchmark("sparse_decode_two_pass_tune",
+           "sparse_attn_decode in two passes (DecodeTwoPass tiles) against the per-token kernel, 16 to 256 tokens")
+def _bench_sparse_decode_two_pass_tune(ctx):
+    check = random_decode_case(8, 64, 512, 128, 65_536, ctx.device)
+    ref = sparse_attn_decode_ref(**check)
+    for T in ((24, 64, 256) if ctx.quick else (16, 24, 32, 48, 64, 96, 128, 256)):
+        sets = _decode_sets(ctx, T, 65_536, requests=min(T, 16))
+        work = dict(bytes=_decode_bytes(T, 64, 640), flops=4 * T * 64 * 640 * HEAD_DIM, tokens=T)
+        plan = plan_for(sets[0], two_pass=False)
+        t0 = _time_decode(ctx, sets, plan)
+        ctx.row(case=f"T={T} per-token", x=T, series="per-token kernel", time_s=t0, splits=plan.splits, **work)
+        for cfg in TWO_PASS_TILES:
+            err = rel_err(sparse_attn_decode(**check, plan=plan_for(check, two_pass=cfg)), ref)
+            t = _time_decode(ctx, sets, plan_for(sets[0], two_pass=cfg))
+            ctx.row(case=f"T={T} {tuple(cfg)}", x=T, series=f"two passes {tuple(cfg)}", time_s=t, baseline_s=t0,
+                    baseline="per-token kernel (same run)", config=cfg._asdict(), rel_err=err, **work)
+            if cfg == DECODE_TWO_PASS:      # its scores pass alone: the values pass takes the rest
+                ts = ctx.time([lambda a=a: _scores_pass(a, cfg) for a in sets])
+                ctx.row(case=f"T={T} {tuple(cfg)} scores pass", x=T, series="scores pass alone", time_s=ts,
+                        baseline_s=t, baseline="both passes (same run)", config=cfg._asdict(), **work)
+
+
+def _scores_pass(a: dict, cfg: DecodeTwoPass):
+    "The scores launch of a two-pass decode alone (its probabilities go to a scratch buffer)."
+    _, _, scale = check_common(a["q"], a["sink"], None, None)
+    return _launch_two_pass(a["q"], a["swa_cache"], a["swa_indices"], a["compressed_cache"], a["compressed_indices"],
+                            a["sink"], a["block_size"], a["block_size"], a.get("swa_lens"), a.get("compressed_lens"),
+                            scale, torch.empty_like(a["q"]), cfg, passes=1)
 
 # %% ../../nbs/03e_sparse_decode.ipynb #6ff0bfe1
 @aot_examples
@@ -1299,6 +1549,15 @@ def _sparse_decode_aot_examples():
             sparse_attn_decode(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan)
             if S in (9, 33) and not fused:              # the floor of both second launches
                 sparse_decode_floor(q, cache, e(2, 136), cache, e(2, 512), sink, plan=plan)
+    for H in SUPPORTED_HEADS:                           # two passes: every tile, one and two head blocks
+        q, sink = e(4, H, HEAD_DIM, dt=torch.bfloat16), e(H, dt=torch.float32)
+        for cfg in (TWO_PASS_TILES if H == 64 else (DECODE_TWO_PASS,)):
+            for with_cmp in (True, False):
+                c_idx = e(4, 512) if with_cmp else None
+                kw = dict(swa_lens=e(4), compressed_lens=e(4) if with_cmp else None)
+                for extra in (dict(errors=e(1), **kw), {}):
+                    sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink,
+                                       plan=plan_decode(q, e(4, 136), c_idx, two_pass=cfg), **extra)
     for H in SUPPORTED_HEADS:                           # the fused merge: every rule tile, with the counter and lengths
         q, sink = e(4, H, HEAD_DIM, dt=torch.bfloat16), e(H, dt=torch.float32)
         for rule in DECODE_RULES[H]:
