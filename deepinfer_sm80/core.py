@@ -259,13 +259,14 @@ class LaunchRecord:
     num_stages: int
     grid: tuple
     targets: tuple | None = None   # compute capabilities this launch is meant for (None: every target)
+    maxnreg: int | None = None     # the register cap per thread the launch asks for (Triton's `maxnreg`; None: none)
 
     @property
     def name(self) -> str: return self.kernel.__name__
 
     def key(self):
         return (self.name, tuple(sorted(self.signature.items())), tuple(sorted((k, repr(v)) for k, v in self.constexprs.items())),
-                self.num_warps, self.num_stages, self.targets)
+                self.num_warps, self.num_stages, self.targets, self.maxnreg)
 
 
 AOT_EXAMPLES: list[Callable[[], None]] = []
@@ -326,8 +327,8 @@ def _arg_type(kernel, i, v):
     raise TypeError(f"{kernel.__name__}: cannot derive a Triton type for argument {i} ({type(v).__name__})")
 
 
-def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, **constexprs):
-    "Launch a Triton kernel (or record the launch inside `recording()`)."
+def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, maxnreg: int | None = None, **constexprs):
+    "Launch a Triton kernel (or record the launch inside `recording()`); `maxnreg` caps its registers per thread."
     if _RECORDING is not None and any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in args):
         names = kernel.arg_names
         dns = set(getattr(kernel, "do_not_specialize", None) or ())
@@ -343,8 +344,10 @@ def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, **const
         for k in consts: signature[k] = "constexpr"
         signature = {n: signature[n] for n in names}
         _RECORDING.append(LaunchRecord(kernel, signature, consts, attrs, num_warps, num_stages, tuple(grid),
-                                       _RECORD_TARGETS))
+                                       _RECORD_TARGETS, maxnreg))
         return None
+    if maxnreg is not None:
+        constexprs["maxnreg"] = maxnreg
     return kernel[tuple(grid)](*args, num_warps=num_warps, num_stages=num_stages, **constexprs)
 
 # %% ../nbs/00_core.ipynb #57af3a66

@@ -54,11 +54,13 @@ def compile_record(rec: core.LaunchRecord, cc: int) -> dict:
     "Compile one recorded launch for sm_`cc` and report its resources."
     src = ASTSource(fn=rec.kernel, signature=rec.signature, constexprs=rec.constexprs, attrs=rec.attrs)
     k = triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                       options=dict(num_warps=rec.num_warps, num_stages=rec.num_stages))
+                       options=dict(num_warps=rec.num_warps, num_stages=rec.num_stages,
+                                    **({"maxnreg": rec.maxnreg} if getattr(rec, "maxnreg", None) else {})))
     ptx = k.asm["ptx"]
     res = ptxas_resources(ptx, cc)
     smem = k.metadata.shared + res["static_smem"]
     return dict(kernel=rec.name, target=f"sm_{cc}", num_warps=rec.num_warps, num_stages=rec.num_stages,
+                maxnreg=getattr(rec, "maxnreg", None),
                 constexprs=dict(rec.constexprs), signature={k_: str(v) for k_, v in rec.signature.items()},
                 shared=smem, mma_sync="mma.sync" in ptx, cp_async="cp.async" in ptx,
                 hopper_only=[op for op in HOPPER_ONLY_PTX if op in ptx], **res)

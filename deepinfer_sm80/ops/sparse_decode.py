@@ -46,30 +46,39 @@ class DecodeRule(NamedTuple):
 class DecodeTwoPass(NamedTuple):
     "Tiles of the two-pass decode (`sparse_attn_decode` with `DecodePlan.two_pass`): all heads in one program."
     block_n: int = 64         # keys per score tile (16, 32, 64 or 128; a tile never mixes the two caches)
-    chunks: int = 1           # 128-column chunks of the latent per values program (1, 2 or 4)
+    groups: int = 2           # values pass: 64-column groups of the latent per program (1, 2, 4 or 8)
     num_warps: int = 4        # scores pass
     values_warps: int = 4     # values pass
     values_stages: int = 1    # values pass: Triton's software pipeline over the key tiles (1: none)
     values_n: int = 0         # keys per step of the values pass (0: block_n; else a smaller power of two >= 16)
+    stages: int = 0           # scores pass: 0 unrolls its eight column groups; n >= 1 loops over them, n stages
+    maxnreg: int = 0          # scores pass: registers per thread at most (0: the compiler's choice)
+    values_maxnreg: int = 0   # values pass: likewise
+    values_prefetch: int = 0  # values pass: 1 loads the next step's slot ids during this step
 
 
 def check_two_pass(cfg, name: str = "two_pass") -> DecodeTwoPass:
     "Raise `InputError` unless `cfg` is a usable `DecodeTwoPass`."
     if not isinstance(cfg, DecodeTwoPass):
         raise InputError(f"{name}: expected a DecodeTwoPass, got {cfg!r}")
-    ok = (cfg.block_n in (16, 32, 64, 128) and cfg.chunks in (1, 2, 4) and cfg.num_warps in (1, 2, 4, 8)
+    ok = (cfg.block_n in (16, 32, 64, 128) and cfg.groups in (1, 2, 4, 8) and cfg.num_warps in (1, 2, 4, 8)
           and cfg.values_n in (0, 16, 32, 64, 128) and cfg.values_n <= cfg.block_n
+          and isinstance(cfg.stages, int) and 0 <= cfg.stages <= 4 and cfg.values_prefetch in (0, 1)
+          and all(r == 0 or (isinstance(r, int) and 64 <= r <= 255 and r % 8 == 0) for r in (cfg.maxnreg, cfg.values_maxnreg))
           and cfg.values_warps in (1, 2, 4, 8) and isinstance(cfg.values_stages, int) and 1 <= cfg.values_stages <= 4)
     if not ok:
         raise InputError(f"{name}: unsupported tile {cfg}")
     return cfg
 
 
-DECODE_TWO_PASS = DecodeTwoPass()   # the two-pass tile `two_pass=True` and the rules use
-# the tiles `sparse_decode_two_pass_tune` times (and the compile gate compiles)
-TWO_PASS_TILES = (DECODE_TWO_PASS, DecodeTwoPass(block_n=32), DecodeTwoPass(num_warps=8), DecodeTwoPass(values_warps=8),
-                  DecodeTwoPass(block_n=128, num_warps=8, values_n=64), DecodeTwoPass(block_n=128, values_n=32),
-                  DecodeTwoPass(values_n=32))
+# the two-pass tile `two_pass=True` and the rules use: the scores pass loops over its column groups, each values
+# program owns 64 columns (168 registers: three programs an SM)
+DECODE_TWO_PASS = DecodeTwoPass(stages=1, groups=1)
+# the tiles `sparse_decode_two_pass_tune` times (and the compile gate compiles; none spills on sm_80/sm_86)
+TWO_PASS_TILES = (DECODE_TWO_PASS, DecodeTwoPass(), DecodeTwoPass(stages=1), DecodeTwoPass(stages=1, values_prefetch=1),
+                  DecodeTwoPass(stages=1, groups=1, values_prefetch=1), DecodeTwoPass(stages=3, groups=1),
+                  DecodeTwoPass(stages=1, groups=1, values_n=32),
+                  DecodeTwoPass(block_n=128, num_warps=8, values_n=64, stages=1, groups=1))
 
 
 # per head count, tuned on the H200 in SM80 mode (`sparse_decode_tune`, `sparse_split_tune`; 64 heads at 2 tokens:
@@ -78,7 +87,8 @@ _T32 = AttnTile(32, 16, 4)
 DECODE_RULES = {8: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 16: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 **{H: (DecodeRule(2, _T32, 2.0), DecodeRule(8, _T32, 1.0), DecodeRule(1 << 62, _T32, 2.0)) for H in (32, 128)},
-                64: (DecodeRule(1, _T32, 2.0), DecodeRule(8, _T32, 1.0), DecodeRule(1 << 62, _T32, 2.0))}
+                64: (DecodeRule(1, _T32, 2.0), DecodeRule(8, _T32, 1.0), DecodeRule(24, _T32, 2.0),
+                     DecodeRule(1 << 62, _T32, 2.0, two_pass=DECODE_TWO_PASS))}
 FUSED_REDUCE = False            # True: every plan merges its splits in the decode launch (else per rule, `DecodeRule`)
 DECODE_SMEM = 51 * 1024         # shared memory of one decode program, every tile of DECODE_RULES
 REDUCE_ELEMENTS = 8192          # reduction tile: splits (a power of two, <= 64) x columns
@@ -825,7 +835,7 @@ def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, s
                           HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr, BLOCK_H: tl.constexpr,
                           BLOCK_N: tl.constexpr, DC: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
                           ROPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
-                          SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr):
+                          SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr, LOOP: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
     jt = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
@@ -847,12 +857,25 @@ def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, s
     rows = t * H + h
     c = tl.arange(0, GROUP)
     s = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
-    for g in tl.static_range(D // GROUP):       # S = Q K^T over the eight 64-column groups, each decoded once
-        k = _record_group(cache_ptr, data, scale, valid, g, g * GROUP >= NOPE, NOPE, GROUP, DOT_F32)
-        qg = tl.load(q_ptr + rows[:, None] * D + g * GROUP + c[None, :], mask=hmask[:, None], other=0.0)
+    if LOOP:                                    # a loop over the seven no-RoPE groups (Triton may pipeline it)
+        for g in range(0, NOPE // GROUP):
+            k = _record_group(cache_ptr, data, scale, valid, g, False, NOPE, GROUP, DOT_F32)
+            qg = tl.load(q_ptr + rows[:, None] * D + g * GROUP + c[None, :], mask=hmask[:, None], other=0.0)
+            if DOT_F32:
+                qg = qg.to(tl.float32)
+            s = tl.dot(qg, tl.trans(k), s)
+        k = _record_group(cache_ptr, data, scale, valid, NOPE // GROUP, True, NOPE, GROUP, DOT_F32)
+        qg = tl.load(q_ptr + rows[:, None] * D + NOPE + c[None, :], mask=hmask[:, None], other=0.0)
         if DOT_F32:
             qg = qg.to(tl.float32)
         s = tl.dot(qg, tl.trans(k), s)
+    else:
+        for g in tl.static_range(D // GROUP):   # S = Q K^T over the eight 64-column groups, each decoded once
+            k = _record_group(cache_ptr, data, scale, valid, g, g * GROUP >= NOPE, NOPE, GROUP, DOT_F32)
+            qg = tl.load(q_ptr + rows[:, None] * D + g * GROUP + c[None, :], mask=hmask[:, None], other=0.0)
+            if DOT_F32:
+                qg = qg.to(tl.float32)
+            s = tl.dot(qg, tl.trans(k), s)
     s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
     m = tl.max(s, 1)
     m = tl.where(m == float("-inf"), -1.0e30, m)            # a tile with no valid key: p = 0, l = 0
@@ -870,10 +893,11 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
                           n_cmp, cmp_idx_stride, cmp_slots, cmp_block_stride,
                           SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, HAS_CMP: tl.constexpr,
                           HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr, BLOCK_H: tl.constexpr,
-                          BLOCK_N: tl.constexpr, VN: tl.constexpr, CHUNKS: tl.constexpr, TILES: tl.constexpr,
+                          BLOCK_N: tl.constexpr, VN: tl.constexpr, G: tl.constexpr, TILES: tl.constexpr,
                           DC: tl.constexpr,
                           DOT_F32: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr, GROUP: tl.constexpr,
-                          DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr):
+                          DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr,
+                          PREFETCH: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
     db = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
@@ -891,14 +915,23 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
     m = tl.maximum(tl.max(mt, 1), sink)
     l = tl.sum(lt * tl.exp2(mt - m[:, None]), 1) + tl.exp2(sink - m)
     inv_l = tl.where(l == 0, 0.0, 1.0 / l)                 # a NaN sum stays NaN
-    G: tl.constexpr = CHUNKS * DC // GROUP     # 64-column groups per program
     accs = zero_chunks(BLOCK_H, G * GROUP, GROUP)
     nbc_v = tl.cdiv(nc, VN)                     # steps of VN keys: the compressed ones, then the window ones
+    if PREFETCH:
+        slots = _block_slots(t, 0, nbc_v, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride, HAS_CMP, VN)
     for u in range(0, tl.maximum(nbc_v + tl.cdiv(ns, VN), 1)):  # >= 1 step (p = 0 there): a NaN sum reaches out
-        cache_ptr, data, scale, valid, _bad = _tile_records(
-            t, u, nbc_v, nc, ns, swa_ptr, swa_idx_ptr, swa_idx_stride, swa_slots, swa_block_stride, cmp_ptr,
-            cmp_idx_ptr, cmp_idx_stride, cmp_slots, cmp_block_stride, HAS_CMP, SWA_BLOCK, CMP_BLOCK, DATA_BYTES,
-            SCALE_BYTES, BOUNDS, VN)
+        if PREFETCH:                            # this step's slot ids came a step ahead; fetch the next step's
+            data, scale, valid, _bad = _slot_offsets(slots, u < nbc_v, swa_slots, swa_block_stride, cmp_slots,
+                                                     cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES,
+                                                     BOUNDS)
+            cache_ptr = tl.where(u < nbc_v, cmp_ptr, swa_ptr)
+            slots = _block_slots(t, u + 1, nbc_v, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
+                                 HAS_CMP, VN)
+        else:
+            cache_ptr, data, scale, valid, _bad = _tile_records(
+                t, u, nbc_v, nc, ns, swa_ptr, swa_idx_ptr, swa_idx_stride, swa_slots, swa_block_stride, cmp_ptr,
+                cmp_idx_ptr, cmp_idx_stride, cmp_slots, cmp_block_stride, HAS_CMP, SWA_BLOCK, CMP_BLOCK, DATA_BYTES,
+                SCALE_BYTES, BOUNDS, VN)
         col = tl.where(u < nbc_v, u * VN, nbc * BLOCK_N + (u - nbc_v) * VN)     # where the scores pass put them
         jt = col // BLOCK_N
         j = col + tl.arange(0, VN)
@@ -947,12 +980,14 @@ def _launch_two_pass(q, swa_cache, swa_indices, compressed_cache, compressed_ind
                   None if compressed_lens is None else compressed_lens[sl])
         n = sl.stop - t0
         launch(_decode_scores_kernel, (n_tiles, n, grid_h), q[sl], p, ml, errors, *caches, H, scale * LOG2E, w_pad,
-               n_tiles, *geometry, num_warps=cfg.num_warps, num_stages=1, **consts)
+               n_tiles, *geometry, LOOP=cfg.stages > 0, num_warps=cfg.num_warps, num_stages=max(1, cfg.stages),
+               maxnreg=cfg.maxnreg or None, **consts)
         if passes == 1:
             continue
-        launch(_decode_values_kernel, (HEAD_DIM // (DC * cfg.chunks), n, grid_h), p, ml, sink, out[sl], *caches, H,
-               w_pad, n_tiles, *geometry, VN=cfg.values_n or BN, CHUNKS=cfg.chunks, TILES=triton.next_power_of_2(n_tiles),
-               num_warps=cfg.values_warps, num_stages=cfg.values_stages, **consts)
+        launch(_decode_values_kernel, (HEAD_DIM // (KV.group * cfg.groups), n, grid_h), p, ml, sink, out[sl], *caches,
+               H, w_pad, n_tiles, *geometry, VN=cfg.values_n or BN, G=cfg.groups, TILES=triton.next_power_of_2(n_tiles),
+               PREFETCH=cfg.values_prefetch, num_warps=cfg.values_warps, num_stages=cfg.values_stages,
+               maxnreg=cfg.values_maxnreg or None, **consts)
     return out
 
 # %% ../../nbs/03e_sparse_decode.ipynb #ff9fcf38
@@ -1667,8 +1702,13 @@ def _sparse_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
     out = Guarded.flat((T, H, HEAD_DIM), torch.bfloat16, device, pad=2 * HEAD_DIM)
     poison_(out.inner)
     scale = rng.choice([None, rng.uniform(0.01, 0.2)])
-    splits = rng.choice([None, None, 1, 2, 3, 5])
-    plan = None if splits is None else plan_decode(q, swa_idx, cmp_idx, splits=splits)
+    splits = rng.choice([None, None, 1, 2, 3, 5, "two passes"])
+    if splits == "two passes":
+        tile = rng.choice(TWO_PASS_TILES)
+        plan = plan_decode(q, swa_idx, cmp_idx, two_pass=tile)
+        what.append(f"two passes {tuple(tile)}")
+    else:
+        plan = None if splits is None else plan_decode(q, swa_idx, cmp_idx, splits=splits)
     cache_c = None if cmp is None else cmp.inner
     bufs = {"out": out, "swa_cache": swa} | ({} if cmp is None else {"compressed_cache": cmp})
 
