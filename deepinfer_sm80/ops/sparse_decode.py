@@ -19,7 +19,7 @@ from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_H
                                                  attend_block, check_attn_tile, check_common, check_lens, check_q,
                                                  check_range, check_rows, load_chunks, sparse_attn_decode_ref,
                                                  store_normalized, to_bf16, zero_chunks)
-from .sparse_prefill import SCRATCH_BYTES
+from .sparse_prefill import SCRATCH_BYTES, fold_tile_stats
 import torch
 import triton
 import triton.language as tl
@@ -906,15 +906,9 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
     rows = t * H + h
     ns, nc, nbc, _, nb = _split_range(t, 0, 1, n_swa, swa_lens_ptr, n_cmp, cmp_lens_ptr, HAS_CMP, HAS_SWA_LENS,
                                       HAS_CMP_LENS, BLOCK_N)
-    # the softmax's max and sum from the tiles' (m_j, l_j) and the sink
-    jj = tl.arange(0, TILES)
-    tmask = hmask[:, None] & (jj < nb)[None, :]
-    mt = tl.load(ml_ptr + (rows[:, None] * n_tiles + jj[None, :]) * 2, mask=tmask, other=-1.0e30)
-    lt = tl.load(ml_ptr + (rows[:, None] * n_tiles + jj[None, :]) * 2 + 1, mask=tmask, other=0.0)
-    sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
-    m = tl.maximum(tl.max(mt, 1), sink)
-    l = tl.sum(lt * tl.exp2(mt - m[:, None]), 1) + tl.exp2(sink - m)
-    inv_l = tl.where(l == 0, 0.0, 1.0 / l)                 # a NaN sum stays NaN
+    # the softmax's max and sum from the tiles' (m_j, l_j) and the sink, as in the two-pass prefill
+    m, inv_l = fold_tile_stats(ml_ptr, rows, n_tiles, hmask[:, None] & (tl.arange(0, TILES) < nb)[None, :], sink_ptr,
+                               h, hmask, TILES)
     accs = zero_chunks(BLOCK_H, G * GROUP, GROUP)
     nbc_v = tl.cdiv(nc, VN)                     # steps of VN keys: the compressed ones, then the window ones
     if PREFETCH:

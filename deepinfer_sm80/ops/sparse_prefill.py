@@ -22,7 +22,7 @@ import triton.language as tl
 # %% auto #0
 __all__ = ['TWO_PASS', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES', 'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL',
            'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass', 'sparse_attn_prefill', 'host_keys_per_token',
-           'prefill_config', 'fresh_prompt_rows', 'random_combined_rows', 'mixed_prefill_rows']
+           'prefill_config', 'fold_tile_stats', 'fresh_prompt_rows', 'random_combined_rows', 'mixed_prefill_rows']
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #62a3e0d2
 class TwoPassConfig(NamedTuple):
@@ -166,6 +166,19 @@ def _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS: tl.constexpr):
 
 
 @triton.jit
+def fold_tile_stats(ml_ptr, row, n_tiles, tmask, sink_ptr, h, hmask, TILES: tl.constexpr):
+    """The softmax's max (log2 units) and 1 / sum per row from the per-tile (m_j, l_j) pairs of a scores pass
+    (`ml_ptr` [rows, n_tiles, 2] fp32; `tmask` [rows, TILES]: the tiles scored) and the sink."""
+    jj = tl.arange(0, TILES)
+    mt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2, mask=tmask, other=-1.0e30)
+    lt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2 + 1, mask=tmask, other=0.0)
+    sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
+    m = tl.maximum(tl.max(mt, 1), sink)
+    l = tl.sum(lt * tl.exp2(mt - m[:, None]), 1) + tl.exp2(sink - m)
+    return m, tl.where(l == 0, 0.0, 1.0 / l)                 # a NaN sum stays NaN
+
+
+@triton.jit
 def _count_errors(err_ptr, bad):
     "Add the number of true entries of `bad` to the caller's counter."
     n_bad = tl.sum(bad.to(tl.int32), 0)
@@ -225,12 +238,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     # the softmax's max and sum from the tiles' (m_j, l_j) and the sink
     jj = tl.arange(0, TILES)
     tmask = hmask[:, None] & ((jj < n_tiles) & (jj < tl.maximum(tl.cdiv(n, BLOCK_N), 1)))[None, :]   # tiles scored
-    mt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2, mask=tmask, other=-1.0e30)
-    lt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2 + 1, mask=tmask, other=0.0)
-    sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
-    m = tl.maximum(tl.max(mt, 1), sink)
-    l = tl.sum(lt * tl.exp2(mt - m[:, None]), 1) + tl.exp2(sink - m)
-    inv_l = tl.where(l == 0, 0.0, 1.0 / l)                 # a NaN sum stays NaN
+    m, inv_l = fold_tile_stats(ml_ptr, row, n_tiles, tmask, sink_ptr, h, hmask, TILES)
     d = db * BLOCK_D + tl.arange(0, BLOCK_D)
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
     for js in range(0, tl.maximum(tl.cdiv(n, VN), 1)):   # >= 1 step (p = 0 there): a NaN sum reaches acc
