@@ -373,6 +373,8 @@ HEADLINES = (   # (kernel, benchmark, case, shape shown, limit: copy | tensor | 
     ("`sparse_attn_prefill`", "sparse_prefill", "T=8192", "T = 8192 over a 16K context", "tensor"),
     ("`sparse_attn_prefill`", "sparse_prefill", "T=8192 context=64K", "T = 8192 over a 64K context", "tensor"),
     ("`sparse_attn_prefill`", "sparse_prefill", "R=4 T=4x384 fresh r2", "4 fresh prompts x 384 tokens", "tensor"),
+    ("`sparse_attn_prefill`", "sparse_prefill", "mixed 1x1024 + 4x128 fresh r2",
+     "mixed batch: 1 x 1,024 over 16K + 4 fresh x 128", "tensor"),
     ("`topk_indices` (k = 512, vs `torch.topk`)", "topk", "batch 1 N=1048576", "1 row x 1M entries", "copy"),
     ("`topk_indices` (k = 512, vs `torch.topk`)", "topk", "batch 64 N=1048576", "64 rows x 1M entries", "copy"),
     ("`mhc_fused_post_pre_delayed`", "mhc_seam", "seam T=12", "T = 12, H = 5120", "copy"),
