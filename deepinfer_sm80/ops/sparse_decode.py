@@ -815,15 +815,33 @@ def _record_group(cache_ptr, data, scale, valid, g, ROPE_GROUP: tl.constexpr, NO
 
 
 @triton.jit
+def _slot_records(slots, in_cmp, swa_ptr, swa_slots, swa_block_stride, cmp_ptr, cmp_slots, cmp_block_stride,
+                  SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, DATA_BYTES: tl.constexpr,
+                  SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr):
+    "The cache of a key tile's slot ids, the byte offsets of their records, which are valid, which are errors."
+    data, scale, valid, bad = _slot_offsets(slots, in_cmp, swa_slots, swa_block_stride, cmp_slots, cmp_block_stride,
+                                            SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
+    return tl.where(in_cmp, cmp_ptr, swa_ptr), data, scale, valid, bad
+
+
+@triton.jit
 def _tile_records(t, jt, nbc, nc, ns, swa_ptr, swa_idx_ptr, swa_idx_stride, swa_slots, swa_block_stride,
                   cmp_ptr, cmp_idx_ptr, cmp_idx_stride, cmp_slots, cmp_block_stride, HAS_CMP: tl.constexpr,
                   SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, DATA_BYTES: tl.constexpr,
                   SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr, BLOCK_N: tl.constexpr):
     "Key tile jt of token t: its cache, the byte offsets of its records, which are valid, which are errors."
     slots = _block_slots(t, jt, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride, HAS_CMP, BLOCK_N)
-    data, scale, valid, bad = _slot_offsets(slots, jt < nbc, swa_slots, swa_block_stride, cmp_slots, cmp_block_stride,
-                                            SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
-    return tl.where(jt < nbc, cmp_ptr, swa_ptr), data, scale, valid, bad
+    return _slot_records(slots, jt < nbc, swa_ptr, swa_slots, swa_block_stride, cmp_ptr, cmp_slots, cmp_block_stride,
+                         SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
+
+
+@triton.jit
+def _group_scores(s, k, q_ptr, rows, hmask, col0, D: tl.constexpr, GROUP: tl.constexpr, F32: tl.constexpr):
+    "s + Q[:, col0 : col0 + GROUP] K^T for one decoded column group k [BLOCK_N, GROUP] of the keys."
+    qg = tl.load(q_ptr + rows[:, None] * D + col0 + tl.arange(0, GROUP)[None, :], mask=hmask[:, None], other=0.0)
+    if F32:
+        qg = qg.to(tl.float32)
+    return tl.dot(qg, tl.trans(k), s)
 
 
 @triton.jit
@@ -833,7 +851,7 @@ def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, s
                           n_cmp, cmp_idx_stride, cmp_slots, cmp_block_stride,
                           SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, HAS_CMP: tl.constexpr,
                           HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr, BLOCK_H: tl.constexpr,
-                          BLOCK_N: tl.constexpr, DC: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
+                          BLOCK_N: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
                           ROPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
                           SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr, LOOP: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
@@ -855,27 +873,17 @@ def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, s
                 n_bad = tl.sum(bad.to(tl.int32), 0)
                 tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
     rows = t * H + h
-    c = tl.arange(0, GROUP)
     s = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
     if LOOP:                                    # a loop over the seven no-RoPE groups (Triton may pipeline it)
         for g in range(0, NOPE // GROUP):
             k = _record_group(cache_ptr, data, scale, valid, g, False, NOPE, GROUP, DOT_F32)
-            qg = tl.load(q_ptr + rows[:, None] * D + g * GROUP + c[None, :], mask=hmask[:, None], other=0.0)
-            if DOT_F32:
-                qg = qg.to(tl.float32)
-            s = tl.dot(qg, tl.trans(k), s)
+            s = _group_scores(s, k, q_ptr, rows, hmask, g * GROUP, D, GROUP, DOT_F32)
         k = _record_group(cache_ptr, data, scale, valid, NOPE // GROUP, True, NOPE, GROUP, DOT_F32)
-        qg = tl.load(q_ptr + rows[:, None] * D + NOPE + c[None, :], mask=hmask[:, None], other=0.0)
-        if DOT_F32:
-            qg = qg.to(tl.float32)
-        s = tl.dot(qg, tl.trans(k), s)
+        s = _group_scores(s, k, q_ptr, rows, hmask, NOPE, D, GROUP, DOT_F32)
     else:
         for g in tl.static_range(D // GROUP):   # S = Q K^T over the eight 64-column groups, each decoded once
             k = _record_group(cache_ptr, data, scale, valid, g, g * GROUP >= NOPE, NOPE, GROUP, DOT_F32)
-            qg = tl.load(q_ptr + rows[:, None] * D + g * GROUP + c[None, :], mask=hmask[:, None], other=0.0)
-            if DOT_F32:
-                qg = qg.to(tl.float32)
-            s = tl.dot(qg, tl.trans(k), s)
+            s = _group_scores(s, k, q_ptr, rows, hmask, g * GROUP, D, GROUP, DOT_F32)
     s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
     m = tl.max(s, 1)
     m = tl.where(m == float("-inf"), -1.0e30, m)            # a tile with no valid key: p = 0, l = 0
@@ -894,7 +902,6 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
                           SWA_BLOCK: tl.constexpr, CMP_BLOCK: tl.constexpr, HAS_CMP: tl.constexpr,
                           HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr, BLOCK_H: tl.constexpr,
                           BLOCK_N: tl.constexpr, VN: tl.constexpr, G: tl.constexpr, TILES: tl.constexpr,
-                          DC: tl.constexpr,
                           DOT_F32: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr, GROUP: tl.constexpr,
                           DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr,
                           PREFETCH: tl.constexpr):
@@ -915,10 +922,9 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
         slots = _block_slots(t, 0, nbc_v, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride, HAS_CMP, VN)
     for u in range(0, tl.maximum(nbc_v + tl.cdiv(ns, VN), 1)):  # >= 1 step (p = 0 there): a NaN sum reaches out
         if PREFETCH:                            # this step's slot ids came a step ahead; fetch the next step's
-            data, scale, valid, _bad = _slot_offsets(slots, u < nbc_v, swa_slots, swa_block_stride, cmp_slots,
-                                                     cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES,
-                                                     BOUNDS)
-            cache_ptr = tl.where(u < nbc_v, cmp_ptr, swa_ptr)
+            cache_ptr, data, scale, valid, _bad = _slot_records(slots, u < nbc_v, swa_ptr, swa_slots, swa_block_stride,
+                                                                cmp_ptr, cmp_slots, cmp_block_stride, SWA_BLOCK,
+                                                                CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
             slots = _block_slots(t, u + 1, nbc_v, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
                                  HAS_CMP, VN)
         else:
@@ -964,7 +970,7 @@ def _launch_two_pass(q, swa_cache, swa_indices, compressed_cache, compressed_ind
     geometry = (swa_indices.shape[1], swa_indices.stride(0), swa_cache.shape[0] * block_size, swa_cache.shape[1],
                 c_idx.shape[1], c_idx.stride(0), c_cache.shape[0] * cbs, c_cache.shape[1])
     consts = dict(SWA_BLOCK=block_size, CMP_BLOCK=cbs, HAS_CMP=has_cmp, HAS_SWA_LENS=swa_lens is not None,
-                  HAS_CMP_LENS=compressed_lens is not None, BLOCK_H=BH, BLOCK_N=BN, DC=DC, DOT_F32=interpreting(),
+                  HAS_CMP_LENS=compressed_lens is not None, BLOCK_H=BH, BLOCK_N=BN, DOT_F32=interpreting(),
                   NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
                   SCALE_BYTES=KV.scale_bytes, BOUNDS=bounds)
     grid_h = triton.cdiv(H, BH)
