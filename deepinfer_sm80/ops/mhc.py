@@ -218,15 +218,21 @@ def _post_stream(f, r0, r1, r2, r3, post_ptr, comb_ptr, t64, mt, j: tl.constexpr
 
 
 @triton.jit
+def _post_sum(f, r0, r1, r2, r3, p, c0, c1, c2, c3, PTX: tl.constexpr):
+    "post_j F + sum_k comb[k, j] R_k in fp32 with coefficients that broadcast, in the reference's order and rounding."
+    acc = _mul_rn(p, f, PTX)
+    acc = _add_rn(acc, _mul_rn(c0, r0, PTX), PTX)
+    acc = _add_rn(acc, _mul_rn(c1, r1, PTX), PTX)
+    acc = _add_rn(acc, _mul_rn(c2, r2, PTX), PTX)
+    return _add_rn(acc, _mul_rn(c3, r3, PTX), PTX)
+
+
+@triton.jit
 def _post_apply(f, r0, r1, r2, r3, coefs, PTX: tl.constexpr):
     "Output stream j of the post from its coefficients (`_post_coefs`), rounded as the reference rounds; bf16."
     p, c0, c1, c2, c3 = coefs
-    acc = _mul_rn(p[:, None], f, PTX)
-    acc = _add_rn(acc, _mul_rn(c0[:, None], r0, PTX), PTX)
-    acc = _add_rn(acc, _mul_rn(c1[:, None], r1, PTX), PTX)
-    acc = _add_rn(acc, _mul_rn(c2[:, None], r2, PTX), PTX)
-    acc = _add_rn(acc, _mul_rn(c3[:, None], r3, PTX), PTX)
-    return _bf16_rn(acc, PTX)
+    return _bf16_rn(_post_sum(f, r0, r1, r2, r3, p[:, None], c0[:, None], c1[:, None], c2[:, None], c3[:, None], PTX),
+                    PTX)
 
 
 @triton.jit
@@ -453,11 +459,23 @@ def _w_mix(a, w, mix, PRESPLIT: tl.constexpr, PTX: tl.constexpr):
         return _dot_bf16x2(a, hi, mix, PTX)
 
 
+@triton.jit
+def _stream_tiles(f_ptr, r_ptr, t64, mt, offs_h, H, ok):
+    "The bf16 F tile and the 4 R tiles of one step (columns `offs_h`), masked off entirely when not `ok`."
+    m2 = mt[:, None] & ((offs_h < H) & ok)[None, :]
+    row = t64[:, None] * H + offs_h[None, :]
+    rrow = t64[:, None] * (4 * H) + offs_h[None, :]
+    return (tl.load(f_ptr + row, mask=m2, other=0.0), tl.load(r_ptr + rrow, mask=m2, other=0.0),
+            tl.load(r_ptr + rrow + H, mask=m2, other=0.0), tl.load(r_ptr + rrow + 2 * H, mask=m2, other=0.0),
+            tl.load(r_ptr + rrow + 3 * H, mask=m2, other=0.0))
+
+
 @triton.jit(do_not_specialize=["T", "chunks_per_split"])
 def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_ptr, wlo_ptr, rout_ptr, u_ptr,
                        aux_ptr, wmix_ptr, wsq_ptr, T, H, chunks_per_split, zero,
                        FIRST: tl.constexpr, AUX: tl.constexpr, PRESPLIT: tl.constexpr, PTX: tl.constexpr,
-                       BT: tl.constexpr, BH: tl.constexpr, NM: tl.constexpr, HOIST: tl.constexpr = 0):
+                       BT: tl.constexpr, BH: tl.constexpr, NM: tl.constexpr, HOIST: tl.constexpr = 0,
+                       PREFETCH: tl.constexpr = False):
     # one program: BT tokens x one contiguous range of H; each weight tile serves all BT tokens
     pid_s = tl.program_id(1)
     offs_t = tl.program_id(0) * BT + tl.arange(0, BT)
@@ -472,6 +490,8 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
     if HOIST == 2:
         if not FIRST:                   # the 24 per-token coefficients, once per program (24 registers per thread)
             ks, ps = _step_coefs(post_ptr, comb_ptr, pre_ptr, t64, mt)
+    if PREFETCH:                        # the first step's F and R tiles (the seam only)
+        nf, n0, n1, n2, n3 = _stream_tiles(f_ptr, r_ptr, t64, mt, h0 + tl.arange(0, BH), H, chunks_per_split > 0)
     for c in range(0, chunks_per_split):
         offs_h = h0 + c * BH + tl.arange(0, BH)
         mh = offs_h < H
@@ -479,7 +499,12 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
         row = t64[:, None] * H + offs_h[None, :]
         rrow = t64[:, None] * (4 * H) + offs_h[None, :]
         tc = t64 + c * zero                                              # == t64, reloaded per step
-        fb = tl.load(f_ptr + row, mask=m2, other=0.0)
+        if PREFETCH:
+            # this step's tiles came with the previous step; the next step's are issued before this step's stores
+            fb, rb0, rb1, rb2, rb3 = nf, n0, n1, n2, n3
+            nf, n0, n1, n2, n3 = _stream_tiles(f_ptr, r_ptr, t64, mt, offs_h + BH, H, c + 1 < chunks_per_split)
+        else:
+            fb = tl.load(f_ptr + row, mask=m2, other=0.0)
         if FIRST:
             # four identical streams: one projection (onto fn_0 + .. + fn_3), one sum of squares
             if HOIST:                                                    # the weight load before the stores
@@ -496,10 +521,13 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
             mix = _w_mix(fb, w1, mix, PRESPLIT, PTX)
         else:
             f = fb.to(tl.float32)
-            r0 = tl.load(r_ptr + rrow, mask=m2, other=0.0).to(tl.float32)
-            r1 = tl.load(r_ptr + rrow + H, mask=m2, other=0.0).to(tl.float32)
-            r2 = tl.load(r_ptr + rrow + 2 * H, mask=m2, other=0.0).to(tl.float32)
-            r3 = tl.load(r_ptr + rrow + 3 * H, mask=m2, other=0.0).to(tl.float32)
+            if PREFETCH:
+                r0, r1, r2, r3 = rb0.to(tl.float32), rb1.to(tl.float32), rb2.to(tl.float32), rb3.to(tl.float32)
+            else:
+                r0 = tl.load(r_ptr + rrow, mask=m2, other=0.0).to(tl.float32)
+                r1 = tl.load(r_ptr + rrow + H, mask=m2, other=0.0).to(tl.float32)
+                r2 = tl.load(r_ptr + rrow + 2 * H, mask=m2, other=0.0).to(tl.float32)
+                r3 = tl.load(r_ptr + rrow + 3 * H, mask=m2, other=0.0).to(tl.float32)
             if HOIST:
                 # every load of the step before its first store: the compiler cannot reorder a load across a store
                 # that may alias it, so otherwise each stream's weights and coefficients wait for the last store.
@@ -641,6 +669,8 @@ class MhcSeamTile(NamedTuple):
     hoist: int = 0          # v2: 1 = issue all of a step's loads (weights, coefficients) before its first store;
                             # 2 = also load the 24 per-token coefficients once per program, not per step;
                             # 3 = as 1, and form the 4 output streams before the MMAs (fewer live registers)
+    prefetch: bool = False  # v2 seam: load the next step's F and R tiles before this step's stores (register double
+                            # buffer; bit-identical, measured no faster: KNOWN_ISSUES); the first site ignores it
 
 
 class MhcPostTile(NamedTuple):
@@ -770,7 +800,8 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
             wlo = torch.empty(K, _NM, dtype=torch.bfloat16, device=f.device)
             launch(_mhc_split_fn_kernel, (triton.cdiv(K, _SPLIT_BK),), fn, whi, wlo, H, K, SUM4=first,
                    BK=_SPLIT_BK, NM=_NM, num_warps=4, num_stages=1)
-        launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, PRESPLIT=cfg.presplit, HOIST=cfg.hoist, **common)
+        launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, PRESPLIT=cfg.presplit, HOIST=cfg.hoist,
+               PREFETCH=cfg.prefetch and not first, **common)
     _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx)
     return out
 
@@ -1036,7 +1067,9 @@ def _mhc_aot_examples():
                                        config=seam_tile_v1(T, H, aux=aux))
         mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, None)
         mhc_post(f, R, post, comb)
-        if T > 16:                                      # the per-architecture tile, compiled for its own targets
+        if T > 16:                                      # the prefetching tile (a sweep option), then the per-architecture one
+            mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w,
+                                       config=v2_tile(T, H, 16, 32, 4, True, hoist=1)._replace(prefetch=True))
             with recording_for(*HOIST3_TARGETS):
                 for aux in (False, True):
                     mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, capture_aux=aux,
