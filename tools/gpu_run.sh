@@ -16,7 +16,8 @@ elif ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site:$PWD
 fi
-# TileLang (optional extra, absent there): a packed site folder carried as .carry/tl.tar.xz (ignored by git)
+# TileLang (optional extra, absent there): a packed site folder carried as .carry/tl.tar.xz (ignored by git;
+# built by tools/pack_tilelang.sh)
 if [ -f .carry/tl.tar.xz ]; then
   [ -d /tmp/tl/tilelang ] || { mkdir -p /tmp/tl && tar xJf .carry/tl.tar.xz -C /tmp/tl; }
   export PYTHONPATH=/tmp/tl:$PYTHONPATH
