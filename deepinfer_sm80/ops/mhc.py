@@ -1067,7 +1067,7 @@ def _mhc_aot_examples():
                                        config=seam_tile_v1(T, H, aux=aux))
         mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, None)
         mhc_post(f, R, post, comb)
-        if T > 16:                                      # the prefetching tile (a sweep option), then the per-architecture one
+        if T > 16:                                      # the prefetch option (run 103), then the per-architecture tile
             mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w,
                                        config=v2_tile(T, H, 16, 32, 4, True, hoist=1)._replace(prefetch=True))
             with recording_for(*HOIST3_TARGETS):
