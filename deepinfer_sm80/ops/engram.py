@@ -24,8 +24,9 @@ import triton.language as tl
 __all__ = ['DEFAULT_HASH_TILE', 'DEFAULT_LOOKUP_TILE', 'DEFAULT_UPDATE_TILE', 'ENGRAM_TUNE_TILES', 'EngramConfig',
            'engram_primes', 'engram_multipliers', 'EngramHashParams', 'engram_hash_params', 'engram_hash_py',
            'engram_hash_ref', 'engram_next_history', 'engram_lookup_ref', 'engram_update_ref', 'engram_kv_ref',
-           'EngramHashTile', 'EngramLookupTile', 'EngramUpdateTile', 'engram_hash', 'engram_lookup', 'engram_update',
-           'EngramPrefetch', 'prefetch_stream', 'engram_prefetch', 'engram_forward', 'engram_forward_ref']
+           'EngramHashTile', 'EngramLookupTile', 'EngramUpdateTile', 'engram_hash', 'register_host_table',
+           'unregister_host_table', 'engram_lookup', 'engram_update', 'EngramPrefetch', 'prefetch_stream',
+           'engram_prefetch', 'engram_forward', 'engram_forward_ref']
 
 # %% ../../nbs/04b_engram.ipynb #c72925f9
 class EngramConfig(NamedTuple):
@@ -376,8 +377,43 @@ def _engram_lookup_kernel(ids_ptr, ids_stride, table_ptr, scale_ptr, out_ptr, n_
         tl.store(out_ptr + r[:, None] * DIM + d[None, :], x, mask=valid[:, None])
 
 
+_REGISTERED: dict[int, int] = {}      # start -> end of the host ranges `register_host_table` pinned in place
+
+
+def register_host_table(t: torch.Tensor) -> torch.Tensor:
+    """Pin a contiguous CPU tensor in place (`cudaHostRegister`) so the lookup kernels read it through unified
+    addressing, and return it. For tables too large to copy: `pin_memory()` makes a pinned copy, which needs the
+    table's size again in host memory (the V4.1-Flash tables are ~189 GiB), where this pins the memory the tensor
+    already has (a `torch.from_file` mapping, say). Undo it with `unregister_host_table` before the memory goes."""
+    check_tensor("t", t, device=torch.device("cpu"))
+    if t.is_pinned() or _registered(t):
+        return t
+    if not torch.cuda.is_available():
+        raise InputError("register_host_table: pinning host memory needs a CUDA device")
+    nbytes = t.numel() * t.element_size()
+    rc = torch.cuda.cudart().cudaHostRegister(t.data_ptr(), nbytes, 0)    # default flags: mapped and portable (UVA)
+    if int(rc) != 0:
+        raise InputError(f"register_host_table: cudaHostRegister of {nbytes} bytes failed (cudaError {int(rc)})")
+    _REGISTERED[t.data_ptr()] = t.data_ptr() + nbytes
+    return t
+
+
+def unregister_host_table(t: torch.Tensor) -> None:
+    "Undo `register_host_table` for the range that starts at `t`'s first byte (the tensor that was registered)."
+    if _REGISTERED.pop(t.data_ptr(), None) is None:
+        raise InputError("unregister_host_table: this tensor was not registered by register_host_table")
+    torch.cuda.cudart().cudaHostUnregister(t.data_ptr())
+
+
+def _registered(t: torch.Tensor) -> bool:
+    "Whether all of `t` lies in a range `register_host_table` pinned (torch's `is_pinned` does not see those)."
+    lo = t.data_ptr()
+    hi = lo + max(t.numel(), 1) * t.element_size()
+    return any(s <= lo and hi <= e for s, e in _REGISTERED.items())
+
+
 def _check_table(table: torch.Tensor, scales: torch.Tensor, device: torch.device) -> tuple[int, int]:
-    "Validate a table for lookups from `device`: on a GPU, it lives on that GPU or in pinned host memory."
+    "Validate a table for lookups from `device`: on a GPU, it lives on that GPU or in pinned (or registered) host memory."
     check_tensor("table", table, dtype=(torch.uint8, torch.float8_e4m3fn), ndim=2)
     N, D = table.shape
     if D < 32 or D & (D - 1):
@@ -387,9 +423,10 @@ def _check_table(table: torch.Tensor, scales: torch.Tensor, device: torch.device
     if device.type == "cuda":
         if table.device.type == "cpu":
             for name, t in (("table", table), ("scales", scales)):
-                if not t.is_pinned():
+                if not (t.is_pinned() or _registered(t)):
                     raise InputError(f"{name}: a host table read from the GPU must be in pinned memory "
-                                     "(torch.empty(..., pin_memory=True) or .pin_memory())")
+                                     "(torch.empty(..., pin_memory=True), .pin_memory(), or register_host_table "
+                                     "to pin it in place)")
         elif table.device != device:
             raise InputError(f"table: expected {device} or pinned host memory, got {table.device}")
     elif device.type == "cpu" and table.device.type != "cpu":
@@ -697,6 +734,11 @@ def _bench_engram(ctx):
         t_alone, t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s))
         ctx.row(case=f"main stream T={T}", x=T, series="main stream with prefetch / alone", time_s=t_with,
                 baseline_s=t_alone, baseline="main stream alone", main_slowdown=t_with / t_alone - 1, T=T)
+        # the same grid reading a device table: what the host reads themselves cost the main stream (run 107)
+        t_alone, t_with = _timed_main_stream(main, lambda: engram_prefetch(dids, dev_t, dev_s))
+        ctx.row(case=f"main stream, device-table prefetch T={T}", x=T,
+                series="main stream with a device-table prefetch / alone", time_s=t_with, baseline_s=t_alone,
+                baseline="main stream alone", main_slowdown=t_with / t_alone - 1, T=T)
         del src, dst
 
 

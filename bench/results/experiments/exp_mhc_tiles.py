@@ -1,6 +1,7 @@
 """mHC seam, v2 streaming pass: tile variants against the default, at T = 1,024 and 8,192, in CUDA graphs over input
 sets rotated out of L2. SET=blocks (run 102): larger token blocks (fewer weight bytes a token); SET=prefetch (run
-103): the next step's F and R tiles loaded before the current step's stores (`MhcSeamTile.prefetch`). Every tile
+103): the next step's F and R tiles loaded before the current step's stores (`MhcSeamTile.prefetch`); SET=wide
+(run 108): 128 columns a step (the post lost 11 points of copy bandwidth in the seam's 16 x 64 tile, run 107). Every tile
 is checked against the default first (streams bit-equal, layer input within one bf16 step, gates within 2e-3).
 SET=... python exp_mhc_tiles.py OUT.json   (run natively and with TRITON_OVERRIDE_ARCH=sm80)"""
 import json, os, sys, time
@@ -16,7 +17,8 @@ dev = torch.device("cuda")
 SHAPES = {"blocks": [(64, 32, 8, 3, False), (32, 32, 8, 3, False), (64, 16, 4, 3, False), (64, 16, 8, 3, False),
                     (128, 16, 8, 3, False), (64, 32, 8, 1, False)],
           "prefetch": [(16, 64, 4, 3, True), (16, 32, 4, 3, True), (16, 32, 4, 1, True), (16, 64, 8, 3, True),
-                       (16, 64, 8, 3, False), (16, 32, 4, 3, False)]}[os.environ.get("SET", "prefetch")]
+                       (16, 64, 8, 3, False), (16, 32, 4, 3, False)],
+          "wide": [(16, 128, 4, 3, False), (16, 128, 4, 1, False), (16, 128, 8, 1, False)]}[os.environ.get("SET", "prefetch")]
 H = DSV41_HIDDEN
 cc = target_capability(dev)
 params = mhc_site_params(H, dev)
