@@ -566,14 +566,22 @@ def engram_prefetch(row_ids: torch.Tensor, table: torch.Tensor, scales: torch.Te
         return EngramPrefetch(engram_lookup(row_ids, table, scales, out=out, config=config), None)
     cfg = config or DEFAULT_LOOKUP_TILE
     cap = max_programs or max(1, device_info(dev).sms // cfg.prefetch_share)
-    if out is None:       # allocated on the current stream, which reads it after wait()
-        out = torch.empty(*row_ids.shape, D, dtype=torch.bfloat16, device=dev)
-    main = torch.cuda.current_stream(dev)
+    return _on_side_stream(dev, stream, out, (*row_ids.shape, D),
+                           lambda out: engram_lookup(row_ids, table, scales, out=out, max_programs=cap,
+                                                     validate=False, config=cfg),
+                           (row_ids,) + ((table, scales) if table.device.type == "cuda" else ()))
+
+
+def _on_side_stream(dev, stream, out, shape, fill, used=()) -> EngramPrefetch:
+    """Run `fill(out)` on the side stream, ordered after the current stream; `out` (allocated here when None, on the
+    current stream, which reads it after wait()) and the tensors in `used` are marked as in use by the side stream."""
+    if out is None:
+        out = torch.empty(*shape, dtype=torch.bfloat16, device=dev)
     side = stream or prefetch_stream(dev)
-    side.wait_stream(main)
-    with torch.cuda.stream(side):
-        engram_lookup(row_ids, table, scales, out=out, max_programs=cap, validate=False, config=cfg)
-    for t in (row_ids, out) + ((table, scales) if table.device.type == "cuda" else ()):
+    side.wait_stream(torch.cuda.current_stream(dev))    # the inputs are ready; `out` may be in use there
+    with torch.cuda.stream(side):                       # buffers allocated in `fill` belong to the side stream
+        fill(out)
+    for t in (out, *used):
         t.record_stream(side)
     event = torch.cuda.Event()
     event.record(side)
@@ -587,14 +595,9 @@ def engram_prefetch_staged(row_ids: torch.Tensor, table: torch.Tensor, scales: t
     calling thread gathers the rows of `row_ids` ([T, C] int32 on the CPU, -1 = no row) from the CPU table
     (pinned or not) into a compact pinned buffer, one async copy on a side stream moves it to `device`, and the
     lookup kernel decodes it there as a small device table. Returns the pending rows [T, C, D] on `device`."""
-    check_tensor("row_ids", row_ids, dtype=torch.int32, ndim=2, device=torch.device("cpu"))
-    check_tensor("table", table, device=torch.device("cpu"))
-    N, D = _check_table(table, scales, torch.device("cpu"))
+    check_tensor("row_ids", row_ids, dtype=torch.int32, ndim=2, contiguous=False, device=torch.device("cpu"))
+    N, D = _check_lookup(row_ids, table, scales, validate)      # ids on the CPU: the table must be there too
     dev = torch.device(device)
-    if validate and row_ids.numel():
-        lo, hi = int(row_ids.min()), int(row_ids.max())
-        if lo < -1 or hi >= N:
-            raise InputError(f"row_ids: must be in [-1, {N}) (-1 = no row), got [{lo}, {hi}]")
     T, C = row_ids.shape
     n, cuda = T * C, dev.type == "cuda"
     flat = row_ids.reshape(-1)
@@ -607,20 +610,10 @@ def engram_prefetch_staged(row_ids: torch.Tensor, table: torch.Tensor, scales: t
     if not cuda:
         return EngramPrefetch(engram_lookup(local.to(dev), codes.to(dev), sc.to(dev), out=out, validate=False,
                                             config=config), None)
-    if out is None:       # allocated on the current stream, which reads it after wait()
-        out = torch.empty(T, C, D, dtype=torch.bfloat16, device=dev)
-    check_tensor("out", out, dtype=torch.bfloat16, shape=(T, C, D), device=dev)
-    side = stream or prefetch_stream(dev)
-    side.wait_stream(torch.cuda.current_stream(dev))   # `out` may have been in use on the current stream
-    with torch.cuda.stream(side):                      # buffers allocated here belong to the side stream
-        d_local = local.pin_memory().to(dev, non_blocking=True)
-        d_codes = codes.to(dev, non_blocking=True)     # pinned sources stay reserved until their copies end
-        d_sc = sc.to(dev, non_blocking=True)
-        engram_lookup(d_local, d_codes, d_sc, out=out, validate=False, config=config)
-    out.record_stream(side)
-    event = torch.cuda.Event()
-    event.record(side)
-    return EngramPrefetch(out, event)
+    def fill(out):        # pinned sources stay reserved until their copies end
+        engram_lookup(local.pin_memory().to(dev, non_blocking=True), codes.to(dev, non_blocking=True),
+                      sc.to(dev, non_blocking=True), out=out, validate=False, config=config)
+    return _on_side_stream(dev, stream, out, (T, C, D), fill)
 
 
 def engram_forward(residual: torch.Tensor, rows: torch.Tensor | EngramPrefetch, wkv: torch.Tensor,
@@ -774,20 +767,19 @@ def _bench_engram(ctx):
         ctx.row(case=f"update T={T}", x=T, series="gate + update", time_s=t, baseline_s=tb,
                 bytes=T * H * 2 * (4 + 5 + 4), T=T)
         main = _main_workload(T, H, dev)
-        t_alone, t_with = _timed_main_stream(main, lambda: engram_prefetch(ids, host_t, host_s))
-        ctx.row(case=f"main stream T={T}", x=T, series="main stream with prefetch / alone", time_s=t_with,
-                baseline_s=t_alone, baseline="main stream alone", main_slowdown=t_with / t_alone - 1, T=T)
-        # the same grid reading a device table: what the host reads themselves cost the main stream (run 107)
-        t_alone, t_with = _timed_main_stream(main, lambda: engram_prefetch(dids, dev_t, dev_s))
-        ctx.row(case=f"main stream, device-table prefetch T={T}", x=T,
-                series="main stream with a device-table prefetch / alone", time_s=t_with, baseline_s=t_alone,
-                baseline="main stream alone", main_slowdown=t_with / t_alone - 1, T=T)
-        # staged through the host (the rows gathered by the CPU before the main work starts, then copy + decode)
         hids = ids.cpu()
-        t_alone, t_with = _timed_main_stream(main, lambda: engram_prefetch_staged(hids, host_t, host_s, dev))
-        ctx.row(case=f"main stream, staged prefetch T={T}", x=T, series="main stream with a staged prefetch / alone",
-                time_s=t_with, baseline_s=t_alone, baseline="main stream alone", main_slowdown=t_with / t_alone - 1,
-                T=T)
+        # the prefetch; the same grid reading a device table (what the host reads themselves cost, run 107); and
+        # staged through the host (rows gathered by the CPU before the main work starts, then copy + decode)
+        for case, series, start in (
+                (f"main stream T={T}", "main stream with prefetch / alone",
+                 lambda: engram_prefetch(ids, host_t, host_s)),
+                (f"main stream, device-table prefetch T={T}", "main stream with a device-table prefetch / alone",
+                 lambda: engram_prefetch(dids, dev_t, dev_s)),
+                (f"main stream, staged prefetch T={T}", "main stream with a staged prefetch / alone",
+                 lambda: engram_prefetch_staged(hids, host_t, host_s, dev))):
+            t_alone, t_with = _timed_main_stream(main, start)
+            ctx.row(case=case, x=T, series=series, time_s=t_with, baseline_s=t_alone, baseline="main stream alone",
+                    main_slowdown=t_with / t_alone - 1, T=T)
         del src, dst
 
 
