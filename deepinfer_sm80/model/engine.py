@@ -14,9 +14,10 @@ import torch.nn.functional as F
 from ..core import InputError
 from .config import ModelConfig
 from .roles import FULL, SelectionBoard, layer_roles
-from ..ops.engram import (EngramConfig, EngramHashParams, engram_hash, engram_hash_params,
-                                        engram_hash_ref, engram_kv_ref, engram_lookup, engram_lookup_ref,
-                                        engram_next_history, engram_primes, engram_update, engram_update_ref)
+from ..ops.engram import (ENGRAM_STAGED_ABOVE, EngramConfig, EngramHashParams, EngramPrefetch,
+                                        engram_hash, engram_hash_params, engram_hash_ref, engram_kv_ref, engram_lookup,
+                                        engram_lookup_ref, engram_next_history, engram_prefetch, engram_prefetch_staged,
+                                        engram_primes, engram_update, engram_update_ref)
 from ..ops.compressor import (CompressorSpec, CompressorState, compress_and_insert, compress_plan, compress_ref,
                                            compressed_rows_ref,
                                            indexer_key_ref, insert_indexer_keys, rope_cos_sin_table)
@@ -33,7 +34,8 @@ __all__ = ['IMPLS', 'DECODE_BLOCK', 'rms_norm', 'rope_inv_freq', 'apply_rope', '
            'indexer_scores_ref', 'topk_ref', 'attention_ref', 'mhc_gates_f32', 'moe_experts_ref', 'OpenRows',
            'LayerCache', 'RequestCache', 'Trace', 'indexer_scores_batched', 'attention_decode_ref',
            'attention_decode_kernel', 'Engine', 'transformers_reference', 'same_choices', 'v41_names_and_shapes',
-           'random_weights', 'tiny_engram_config', 'engram_token_map', 'engram_ref', 'engram_kernel']
+           'random_weights', 'tiny_engram_config', 'engram_token_map', 'engram_ref', 'engram_kernel',
+           'engram_rows_update']
 
 # %% ../../nbs/06c_engine.ipynb #45880ab4
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float) -> torch.Tensor:
@@ -827,7 +829,10 @@ class Engine:
             raise InputError(f"engram: rows of a power of two >= 32 values, one scale per 32, got {e.head_dim} / {e.quant_block}")
         self.engram = e
         self.engram_map = engram_token_map(cfg, e, token_map, dev)
-        full = engram_hash_params(e, int(self.engram_map[e.pad_token_id]), dev)
+        full = self.engram_params = engram_hash_params(e, int(self.engram_map[e.pad_token_id]), dev)
+        # the kernel part reads every layer's rows ahead, at the start of a call (`engram_start`); batches of more
+        # tokens than `engram_staged_above` stage them through the host when the tables are in host memory
+        self.engram_read_ahead, self.engram_staged_above = True, ENGRAM_STAGED_ABOVE
         H, hc = cfg.hidden_size, cfg.hc_mult
         for k, i in enumerate(e.layer_ids):
             p = f"layers.{i}.engram."
@@ -859,9 +864,31 @@ class Engine:
             h = cache.engram_history = torch.full((depth,), -1, dtype=torch.int32, device=self.device)
         return h
 
-    def engram_layer(self, i: int, streams: torch.Tensor, cids, query_start, history) -> torch.Tensor:
-        "Layer i's Engram update of the streams [T, 4, H], between the previous layer's FFN post and this layer's attention site."
+    def engram_start(self, cids, query_start, history) -> dict[int, EngramPrefetch]:
+        """Start every Engram layer's row read for this call before layer 0 (kernel part, `engram_read_ahead`): the
+        rows depend on the token ids alone, so they are read on a side stream while the layers before run. One hash
+        for all layers; per layer, a batch of more than `engram_staged_above` tokens from a table in host memory is
+        gathered by the host and copied (`engram_prefetch_staged`), anything else is read by the GPU lookup
+        (`engram_prefetch`). Returns {layer: pending rows}; empty where the layers compute their rows themselves."""
+        if self.parts["engram"] != "kernel" or not self.engram_read_ahead: return {}
+        ids = engram_hash(cids, query_start, history, self.engram_params, validate=False)     # [T, L, cols]
+        pending, host_ids = {}, None
+        for k, i in enumerate(self.engram.layer_ids):
+            table, scales = self.engram_w[i][1:3]
+            if ids.shape[0] > self.engram_staged_above and table.device.type == "cpu":
+                host_ids = ids.cpu() if host_ids is None else host_ids
+                pending[i] = engram_prefetch_staged(host_ids[:, k], table, scales, self.device, validate=False)
+            else:
+                pending[i] = engram_prefetch(ids[:, k], table, scales)
+        return pending
+
+    def engram_layer(self, i: int, streams: torch.Tensor, cids, query_start, history,
+                     rows: EngramPrefetch | None = None) -> torch.Tensor:
+        """Layer i's Engram update of the streams [T, 4, H], between the previous layer's FFN post and this layer's
+        attention site; from the rows `engram_start` read ahead when given."""
         params, table, scales, wkv, qw, kw = self.engram_w[i]
+        if rows is not None:
+            return engram_rows_update(streams, rows.wait(), wkv, qw, kw, self.cfg.rms_norm_eps)
         return self.part("engram")(streams, cids, query_start, history, params, table, scales, wkv, qw, kw,
                                    self.cfg.rms_norm_eps)
 
@@ -913,8 +940,9 @@ class Engine:
             cids = self.engram_map[ids].contiguous()
             qstart = torch.tensor([0] + [s.z for s in segs], dtype=torch.int32, device=self.device)
             hist = torch.stack([self.engram_history(s.cache) for s in segs])
+            ahead = self.engram_start(cids, qstart, hist)
         for i in range(cfg.num_layers):
-            if i in self.engram_w: streams = self.engram_layer(i, streams, cids, qstart, hist)
+            if i in self.engram_w: streams = self.engram_layer(i, streams, cids, qstart, hist, ahead.get(i))
             streams, pre = self.site(i, "attn", streams, lambda x: self.attention(i, x, segs, pos, trace), pre, i == 0)
             streams, pre = self.site(i, "ffn", streams, lambda x: self.moe(i, x, ids, trace), pre, False)
         for s in segs: s.cache.n += s.z - s.a
@@ -1059,5 +1087,10 @@ def engram_kernel(streams, cids, query_start, history, params: EngramHashParams,
     projection, `engram_update` on the streams rounded to bf16 (returned as fp32)."""
     rows = engram_lookup(engram_hash(cids, query_start, history, params, validate=False)[:, 0], table, scales,
                          validate=False)                  # the engine built and checked the inputs: no device reads
+    return engram_rows_update(streams, rows, wkv, q_weight, k_weight, eps)
+
+
+def engram_rows_update(streams, rows, wkv, q_weight, k_weight, eps: float) -> torch.Tensor:
+    "The kernel part after its lookup: the rows [T, cols, D] projected in bf16, `engram_update` on bf16 streams (fp32 out)."
     kv = (rows.flatten(1) @ wkv.bfloat16().t()).contiguous()
     return engram_update(streams.bfloat16().contiguous(), kv, q_weight.bfloat16(), k_weight.bfloat16(), eps).float()
