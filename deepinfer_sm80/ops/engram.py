@@ -921,18 +921,27 @@ def _engram_fuzz_case(rng: random.Random, device) -> FuzzCase:
         table[(table & 0x7F) == 0x7F] = 0
         scales = torch.randint(100, 155, (N, cfg.head_dim // 32), generator=g, dtype=torch.uint8)
         b = dict(row_ids=ids, table=table.to(device), scales=scales.to(device))
+        how = rng.choice(["lookup", "lookup", "prefetch", "staged"])   # the prefetch checks no id ranges (no sync)
+        decode = rng.choice(["side", "wait"])
         if raises:
-            name = rng.choice(["row_ids", "table", "scales"])
+            name = rng.choice(["table", "scales"] if how == "prefetch" else ["row_ids", "table", "scales"])
             b[name] = {"row_ids": b["row_ids"] + N, "table": b["table"][:, :100], "scales": b["scales"][:-1]}[name] \
                 if b[name].numel() else b[name].float()
             what.append(f"bad {name}")
         cap = rng.choice([None, 1, 3])
         outs = {"rows": Guarded.flat((T, cfg.n_cols, cfg.head_dim), torch.bfloat16, device, pad=64)}
-        call = lambda errors=None, check_metadata=False: engram_lookup(**b, out=outs["rows"].inner, max_programs=cap)
+        def call(errors=None, check_metadata=False):
+            out = outs["rows"].inner
+            if how == "lookup":
+                return engram_lookup(**b, out=out, max_programs=cap)
+            if how == "prefetch":
+                return engram_prefetch(**b, out=out, max_programs=cap).wait()
+            host = [b[k].cpu() for k in ("row_ids", "table", "scales")]       # staged: ids and table on the host
+            return engram_prefetch_staged(*host, device, out=out, decode=decode).wait()
         def reference(bufs, errors):
             bufs["rows"].copy_(engram_lookup_ref(b["row_ids"], b["table"], b["scales"]))
         tol = {}
-        desc = f"lookup T={T} layer={layer} cap={cap}"
+        desc = f"lookup ({how}{', decode ' + decode if how == 'staged' else ''}) T={T} layer={layer} cap={cap}"
     else:
         T, H = rng.choice([0, 1, 3, 17]), rng.choice([64, 96, 320])
         R = torch.randn(T, 4, H, generator=g).bfloat16()
