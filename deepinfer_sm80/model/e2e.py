@@ -240,6 +240,7 @@ class PartTimer:
                "compress_v41": ("compressor + index keys", "selection (V4.1 roles)"), "moe": ("MoE sublayer", None),
                "compress_v41_batch": ("compressor + index keys", "selection (V4.1 roles)"),       # once per step
                "engram_layer": ("Engram", None),
+               "engram_start": ("Engram read-ahead (hash, read launch)", None),    # kernel part: rows read ahead
                "select_decode": ("selection (V4.1 roles)", "attention sublayer"),      # the batched decode's
                "index_scores_decode": ("index scores", "selection (V4.1 roles)"),
                "decode_core": ("sparse attention core", "attention sublayer")}
@@ -389,7 +390,8 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
                 for _ in range(part_steps): step("kernels")
         tot = pt.totals()
         whole = tot["step"][0] / part_steps
-        named = sum(tot.get(l, (0.0, 0))[0] for l in ("attention sublayer", "MoE sublayer", "mHC gates", "Engram")) / part_steps
+        named = sum(tot.get(l, (0.0, 0))[0] for l in ("attention sublayer", "MoE sublayer", "mHC gates", "Engram",
+                                                       "Engram read-ahead (hash, read launch)")) / part_steps
         parent = {l: p for l, p in list(PartTimer.METHODS.values()) + list(PartTimer.PARTS.values())}
         for label, (s, calls) in sorted(tot.items(), key=lambda kv: -kv[1][0]):
             ctx.row(case=f"decode B={B} step: {label}", time_s=s / part_steps, share=s / part_steps / whole,
