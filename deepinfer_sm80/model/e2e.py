@@ -370,8 +370,9 @@ def run_e2e(ctx, cfg: ModelConfig | None = None, prompts=None, ttft_prompt: int 
         step = lambda n: [int(l[-1].argmax()) for l in engines[n].run(list(zip(caches[n], toks)), last_only=True)]
         # the timed steps below grow each context by up to 14 tokens, which can cross a switch of path (at 2K context
         # a ratio-4 layer reaches its 513th entry: the top-k stops selecting everything) and compile inside the
-        # timing; whichever path is timed first took it (a 288 ms batched step against 48 ms for the loop, run
-        # 126). Meet every such shape untimed first: `warm_steps` steps of each path on throwaway copies.
+        # timing, where the path timed first would take it: the likely cause of a 288 ms batched step against 48 ms
+        # for the loop (run 126; not yet checked on a GPU). Meet every such shape untimed first: `warm_steps` steps of
+        # each path on throwaway copies.
         for batched in (True, False):
             engines["kernels"].batch_decode = batched
             try:
