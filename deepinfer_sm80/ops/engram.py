@@ -637,14 +637,14 @@ def engram_prefetch_staged(row_ids: torch.Tensor, table: torch.Tensor, scales: t
     def fill(out):        # pinned sources stay reserved until their copies end
         staged = (local.pin_memory().to(dev, non_blocking=True), codes.to(dev, non_blocking=True),
                   sc.to(dev, non_blocking=True))
-        if decode == "side":
-            engram_lookup(*staged, out=out, validate=False, config=config)
-            return None
-        def finish():     # on the consumer's stream, after the copies: the staged buffers are used there too
+        def finish():     # on the consumer's stream with decode="wait": the staged buffers are used there too
             engram_lookup(*staged, out=out, validate=False, config=config)
             for t in staged:
                 t.record_stream(torch.cuda.current_stream(dev))
-        return finish
+        if decode == "wait":
+            return finish
+        finish()          # on the side stream (recording it again is harmless)
+        return None
     return _on_side_stream(dev, stream, out, (T, C, D), fill)
 
 
