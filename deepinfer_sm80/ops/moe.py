@@ -23,12 +23,12 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
-           'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT',
-           'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
-           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
-           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
-           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32',
-           'moe_experts', 'moe_forward']
+           'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_PREFILL_V9', 'MOE_TUNE_PREFILL',
+           'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT',
+           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
+           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
+           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
+           'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -379,7 +379,9 @@ class MoEConfig(NamedTuple):
     for measurement, not for arbitrary checkpoints), "v7" (one pair a program, codes loaded straight into the
     `mma.sync` registers, SwiGLU fused; direct pairs only: block_n = 8 x num_warps rows, block_k = 128 x R values a
     thread's K step, split_up 1), "v8" (v7 with the weights as the `mma.sync` A operand: block_n = 16 x num_warps
-    rows, otherwise as v7) or "v1" (the first kernels, kept to time against)."""
+    rows, otherwise as v7), "v9" (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
+    weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128) or "v1" (the
+    first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
@@ -395,7 +397,7 @@ class MoEConfig(NamedTuple):
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
 SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8")          # the kernels that read split_up / split_down / direct_pairs
 MMA_KERNELS = {"v7": 8, "v8": 16}                             # codes straight into `mma.sync` registers: rows a warp
-KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS)
+KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, "v9")
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
@@ -454,7 +456,10 @@ MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
 # 23 did not finish in 250 s on the H200, run 63)
 MOE_TUNE_DECODE_QUICK = (MOE_DECODE_V1, MOE_DECODE_V4_N64_DIRECT, MOE_DECODE_V5_N64_DIRECT, MOE_DECODE_V6_N64_DIRECT,
                          MOE_DECODE_V4_W2, MOE_DECODE_V5_W2, MOE_DECODE_V6_W2)
-MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
+# v9: 64 x 64 x 4-warp tiles (two CTAs an SM by registers), the winner of the SM80-ISA sweep (run 130)
+MOE_PREFILL_V9 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
+MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V9, MOE_PREFILL._replace(kernel="v9"),
+                    MOE_PREFILL_V9._replace(gate_up=MoEGemmTile(64, 64, 4, 4), down=MoEGemmTile(64, 64, 4, 4)),
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
                     MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
@@ -462,15 +467,20 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL,
 # The defaults, from `moe_tune` (H200, 2026-12-01 12:50, both instruction-set modes). Up to 24 (token, slot) pairs
 # (T <= 4): v4 with 64-column tiles, K split 4 / 2, one row tile per pair and no sorting launches (T = 1: 98.5 / 89.5 us
 # SM80 ISA / native against 121.9 / 98.7 us for the v3 split 2/2 default before). Up to ~32 rows an expert: v4 with
-# 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill stays on the 128 x 64 x 8-warp
-# tiles: the 64 x 64 x 4-warp v2 tiles win natively (14.7 against 16.4 ms at T = 8192) but lose in the SM80 ISA, the
-# code an Ampere part runs (35.2 against 29.9 ms).
+# 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill (2026-12-03, runs 129-130, T = 8192):
+# v9's 64 x 64 x 4-warp tiles where Triton lowers to `mma.sync` (Ampere, or the SM80 ISA: 17.7 / 18.8 ms under
+# triton 3.6 / 3.8 against v2's 29.1 / 34.4); where it lowers to wgmma (Hopper) v2's 128 x 64 x 8-warp tiles stay
+# (triton 3.8 natively: 16.5 ms against v9's 20.2).
 MOE_TINY_DEFAULT = MOE_TINY_V8
 MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
-MOE_PREFILL_DEFAULT = MOE_PREFILL
+MOE_PREFILL_DEFAULT = MOE_PREFILL_V9
+MOE_PREFILL_WGMMA = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
                         "tiles stay within 48 KB): at most 64 KB, so one CTA per SM still fits sm_86")
+allow_shared_memory("_moe_gate_up_v9_kernel", 64 * 1024, "a tuning variant only (v2's 128 x 64 x 3-stage tile: 51 "
+                    "KB; the default 64 x 64 x 3 takes 34 KB); its ~206 registers a thread at 8 warps allow one CTA "
+                    "an SM anyway, which fits sm_86")
 
 
 def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
@@ -482,14 +492,17 @@ def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
 
 
 def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.hidden,
-                       intermediate: int = DSV41_MOE.intermediate) -> MoEConfig:
+                       intermediate: int = DSV41_MOE.intermediate, wgmma: bool = False) -> MoEConfig:
     """Decode tiles (16 rows) while an expert sees fewer than ~32 rows on average (the direct tiles up to their
-    `direct_pairs`), else 64-row tiles; block sizes halved where they do not divide the model's sizes (small test
-    models)."""
+    `direct_pairs`), else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no multiple of 128); block
+    sizes halved where they do not divide the model's sizes (small test models)."""
     if n_pairs <= MOE_TINY_DEFAULT.direct_pairs:
         cfg = MOE_TINY_DEFAULT
+    elif n_pairs < 32 * num_experts:
+        cfg = MOE_DECODE_DEFAULT
     else:
-        cfg = MOE_DECODE_DEFAULT if n_pairs < 32 * num_experts else MOE_PREFILL_DEFAULT
+        v9 = not wgmma and hidden % 128 == 0 and intermediate % 128 == 0
+        cfg = MOE_PREFILL_DEFAULT if v9 else MOE_PREFILL_WGMMA
     if cfg.kernel in MMA_KERNELS:  # 8 (v7) or 16 (v8) x num_warps rows and K steps of 128 x R values (down to 128)
         rows = MMA_KERNELS[cfg.kernel]
         tiles = [_fit_mma(cfg.gate_up, intermediate, hidden, 1, rows),
@@ -533,6 +546,13 @@ def _mm(a, b, acc, UPCAST: tl.constexpr):
 
 
 @triton.jit
+def _swiglu(g, u, limit):
+    "The clamped SwiGLU in fp32: silu(min(g, limit)) * clamp(u, -limit, limit)."
+    g = tl.minimum(g, limit)
+    return g / (1.0 + tl.exp(-g)) * tl.minimum(tl.maximum(u, -limit), limit)
+
+
+@triton.jit
 def _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD: tl.constexpr):
     "The expert whose padded segment holds row `row0`, and the end of its real rows."
     ex = tl.arange(0, E_PAD)
@@ -570,9 +590,7 @@ def _moe_gate_up_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr
         a = tl.load(x_ptr + tok[:, None] * H + k0 + k[None, :], mask=ok[:, None], other=0.0)
         acc_g = _mm(a, _mxfp4_tile_bf16(w_ptr, s_ptr, gate_rows, H, k0, BN, BK), acc_g, UPCAST)
         acc_u = _mm(a, _mxfp4_tile_bf16(w_ptr, s_ptr, gate_rows + I, H, k0, BN, BK), acc_u, UPCAST)
-    g = tl.minimum(acc_g, limit)
-    u = tl.minimum(tl.maximum(acc_u, -limit), limit)
-    h = g / (1.0 + tl.exp(-g)) * u
+    h = _swiglu(acc_g, acc_u, limit)
     tl.store(h_ptr + rows[:, None].to(tl.int64) * I + n[None, :], to_bf16(h, UPCAST), mask=ok[:, None])
 
 
@@ -656,19 +674,26 @@ def _e2m1x4_scaled_bf16(codes, scale2):
         "=r,=r,=r,=r,r,r,r,r,r", [codes, scale2], dtype=(tl.bfloat16, tl.bfloat16), is_pure=True, pack=4)
 
 
-def _e2m1x8_ptx(fold: bool) -> str:
-    "The PTX of `_e2m1x8_scaled_bf16`: four words of two values each from one register of four packed bytes ($4)."
-    lines = [".reg .b32 t, s, k, z;", "mov.b32 k, 0x7E807E80;", "mov.b32 z, 0x80008000;", "shr.b32 s, $4, 8;"]
+def _e2m1x8_ptx(fold: bool, natural: bool = False) -> str:
+    """The PTX of `_e2m1x8_scaled_bf16`: four words of two values each from one register of four packed bytes ($4),
+    the scale pair in $5. natural (v9): four `prmt` more put the pairs in K order, (v0, v1), (v2, v3), (v4, v5),
+    (v6, v7)."""
+    lines = [".reg .b32 t, s, k, z, o0, o1, o2, o3;", "mov.b32 k, 0x7E807E80;", "mov.b32 z, 0x80008000;",
+             "shr.b32 s, $4, 8;"]
     for out, (src, mask, mul) in enumerate((("$4", "0x000F000F", "0x1040"), ("$4", "0x00F000F0", "0x104"),
                                             ("s", "0x000F000F", "0x1040"), ("s", "0x00F000F0", "0x104"))):
         lines += [f"and.b32 t, {src}, {mask};", f"mul.lo.u32 t, t, {mul};", "and.b32 t, t, 0x81C081C0;"]
         if not fold: lines.append("fma.rn.bf16x2 t, t, k, z;")          # times 2^126
-        lines.append(f"fma.rn.bf16x2 ${out}, t, $5, z;")                    # times the scale
+        lines.append(f"fma.rn.bf16x2 {'o' if natural else '$'}{out}, t, $5, z;")    # times the scale
+    if natural:                          # (v0, v4) (v1, v5) (v2, v6) (v3, v7) -> (v0, v1) (v2, v3) (v4, v5) (v6, v7)
+        lines += ["prmt.b32 $0, o0, o1, 0x5410;", "prmt.b32 $1, o2, o3, 0x5410;", "prmt.b32 $2, o0, o1, 0x7632;",
+                  "prmt.b32 $3, o2, o3, 0x7632;"]
     return "{\n" + "\n".join(lines) + "\n}"
 
 
 _E2M1X8_PTX = tl.constexpr(_e2m1x8_ptx(False))
 _E2M1X8_FOLD_PTX = tl.constexpr(_e2m1x8_ptx(True))
+_E2M1X8_NATURAL_PTX = tl.constexpr(_e2m1x8_ptx(False, natural=True))
 
 
 @triton.jit
@@ -778,9 +803,7 @@ def _moe_gate_up_v2_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_
     k = tl.arange(0, BK)
     acc_g, acc_u = _gate_up_k_range(x_ptr, tok, ok, k, w_ptr, s_ptr, gate_rows, H, I, KH, KS, 0, KH, BM, BN, BK, UPCAST,
                                     FAST, TILE_2D, False)
-    g = tl.minimum(acc_g, limit)
-    u = tl.minimum(tl.maximum(acc_u, -limit), limit)
-    h = g / (1.0 + tl.exp(-g)) * u
+    h = _swiglu(acc_g, acc_u, limit)
     tl.store(h_ptr + rows[:, None].to(tl.int64) * I + n[None, :], to_bf16(h, UPCAST), mask=ok[:, None])
 
 
@@ -870,9 +893,7 @@ def _moe_swiglu_kernel(part_ptr, sorted_ptr, offsets_ptr, counts_ptr, h_ptr, I, 
         off = (NP * s).to(tl.int64) * (2 * I)
         g += tl.load(src + off, mask=m, other=0.0)
         u += tl.load(src + off + I, mask=m, other=0.0)
-    g = tl.minimum(g, limit)
-    u = tl.minimum(tl.maximum(u, -limit), limit)
-    h = g / (1.0 + tl.exp(-g)) * u
+    h = _swiglu(g, u, limit)
     if PERM == 1:                                                # perm_k4 swaps bits 0 and 1 of the column
         col = (n & ~3) | ((n & 1) << 1) | ((n >> 1) & 1)
     elif PERM >= 2:                                              # perm_k8: 8q + 4a + m -> 8q + 2m + a
@@ -1174,6 +1195,84 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN, SWIGLU, FAST, True)
 
 
+# %% ../../nbs/04c_moe.ipynb #9ce48f32
+@triton.jit
+def _e2m1_words_bf16(w, s2):
+    """v9 decode: code words (int32: 8 E2M1 values, value 2b + h in nibble h of byte b) and their group's scale pair
+    (`ue8m0_bf16x2` bits) -> four int32, each a bf16 pair in K order: values (0, 1), (2, 3), (4, 5), (6, 7). One word
+    a call (pack 1), so the result does not depend on how Triton lays the tile out."""
+    return tl.inline_asm_elementwise(_E2M1X8_NATURAL_PTX, "=r,=r,=r,=r,r,r", [w, s2],
+                                     dtype=(tl.int32, tl.int32, tl.int32, tl.int32), is_pure=True, pack=1)
+
+
+@triton.jit
+def _bf16_pairs(p):
+    """int32 `[..., n]` holding bf16 pairs -> bf16 `[..., 2n]` (element 2i the low half of p[i]). Written as inline PTX
+    that Triton must keep (not pure): its backward search for the operand's load width stops here, so the dot keeps
+    the bf16 operand layout (kWidth 2: `ldmatrix` for both operands) instead of the one it picks for 32-bit loads."""
+    v = tl.inline_asm_elementwise("prmt.b32 $0, $1, $2, 0x7610;", "=r,r,r", [tl.join(p, p)], dtype=tl.bfloat16,
+                                  is_pure=False, pack=2)
+    return tl.reshape(v, (p.shape[0], 2 * p.shape[1]))
+
+
+@triton.jit
+def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl.constexpr, FAST: tl.constexpr):
+    """v9: rows `rows` (int64 [BN]) of an MXFP4 matrix read as int32 code words (KW a row) and int32 words of four
+    scale bytes (KSW a row), K values 8 kw0 .. 8 kw0 + BK (BK divides 128, so one scale word covers the step) ->
+    bf16 [BN, BK], K contiguous: the A operand of `tl.dot`, through shared memory once."""
+    W: tl.constexpr = BK // 8
+    j = tl.arange(0, W)
+    w = tl.load(w_ptr + rows[:, None] * KW + kw0 + j[None, :])                          # [BN, W] code words
+    sw = tl.load(s_ptr + rows * KSW + kw0 // 16)                                         # [BN] scale words
+    e = (sw[:, None] >> (((kw0 + j) // 4 % 4) * 8)[None, :]) & 0xFF                      # word j's scale byte
+    if FAST:
+        b = tl.where(e == 0, 0x40, e << 7)                                               # `ue8m0_bf16x2`, computed
+        p01, p23, p45, p67 = _e2m1_words_bf16(w, b | (b << 16))                          # once a group per thread
+        return _bf16_pairs(tl.reshape(tl.join(tl.join(p01, p45), tl.join(p23, p67)), (BN, BK // 2)))
+    nib = (w[:, :, None] >> (tl.arange(0, 8) * 4)[None, None, :]) & 0xF                  # interpreter: fp32 helpers
+    return tl.reshape((e2m1_to_f32(nib) * ue8m0_to_f32(e)[:, :, None]).to(tl.bfloat16), (BN, BK))
+
+
+@triton.jit
+def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, KW, KSW, E, limit,
+                           TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr):
+    """v2's tiles transposed: the decoded weights [BN, BK] are the A operand and the gathered activations, transposed
+    in shared memory, the B operand; the accumulators are [BN, BM]."""
+    row0 = tl.program_id(1) * BM
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, rows, ok, tok = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, TOPK, E_PAD)
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    gate_rows = e.to(tl.int64) * 2 * I + n
+    k = tl.arange(0, BK)
+    acc_g = tl.zeros((BN, BM), dtype=tl.float32)
+    acc_u = tl.zeros((BN, BM), dtype=tl.float32)
+    for kw0 in range(0, KW, BK // 8):
+        at = tl.trans(tl.load(x_ptr + tok[:, None] * H + 8 * kw0 + k[None, :], mask=ok[:, None], other=0.0))
+        acc_g = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows, KW, KSW, kw0, BN, BK, FAST), at, acc_g, UPCAST)
+        acc_u = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows + I, KW, KSW, kw0, BN, BK, FAST), at, acc_u, UPCAST)
+    h = _swiglu(acc_g, acc_u, limit)
+    tl.store(h_ptr + rows[None, :].to(tl.int64) * I + n[:, None], to_bf16(h, UPCAST), mask=ok[None, :])
+
+
+@triton.jit
+def _moe_down_v9_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, H, I, KW, KSW,
+                        E, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, E_PAD: tl.constexpr,
+                        UPCAST: tl.constexpr, FAST: tl.constexpr):
+    row0 = tl.program_id(1) * BM
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, rows, ok, pair = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, 1, E_PAD)
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    w_rows = e.to(tl.int64) * H + n
+    k = tl.arange(0, BK)
+    acc = tl.zeros((BN, BM), dtype=tl.float32)
+    for kw0 in range(0, KW, BK // 8):
+        at = tl.trans(tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 8 * kw0 + k[None, :], mask=ok[:, None],
+                              other=0.0))
+        acc = _mm(_mxfp4_tile_words(w_ptr, s_ptr, w_rows, KW, KSW, kw0, BN, BK, FAST), at, acc, UPCAST)
+    acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[None, :]
+    tl.store(out_ptr + pair[None, :] * H + n[:, None], acc, mask=ok[None, :])
+
 # %% ../../nbs/04c_moe.ipynb #522a20ea
 def _wgmma_target(device: torch.device) -> bool:
     "Whether Triton lowers for Hopper or newer here (wgmma), i.e. a CUDA device of sm_90+ not forced to sm_80."
@@ -1225,9 +1324,11 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("ids", ids, shape=(T, k))
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
-    cfg = config or moe_default_config(T * k, E, H, I)
+    cfg = config or moe_default_config(T * k, E, H, I, wgmma=_wgmma_target(x.device))
+    if config is None and cfg.kernel == "v9" and any(t.storage_offset() % 4 for t in experts):
+        cfg = moe_default_config(T * k, E, H, I, wgmma=True)     # v9 reads int32 words: misaligned views take v2
     if cfg.kernel not in KERNELS:
-        raise InputError(f"config.kernel: expected one of 'v1' to 'v8', got {cfg.kernel!r}")
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v9', got {cfg.kernel!r}")
     split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
@@ -1246,6 +1347,14 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         if experts.w13.storage_offset() % 4 or experts.w2.storage_offset() % 4:
             raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
                              "boundary of their storage")
+    if cfg.kernel == "v9":
+        for gemm, tile, k_size in (("gate/up", cfg.gate_up, H), ("down", cfg.down, I)):
+            if tile.block_k not in (32, 64, 128) or k_size % 128:
+                raise InputError(f"{gemm} GEMM (v9): block_k must be 32, 64 or 128 and K ({k_size}) a multiple of 128 "
+                                 f"(int32 words of four scale bytes), got block_k {tile.block_k}")
+        if any(t.storage_offset() % 4 for t in experts):
+            raise InputError("experts: v9 reads the codes and the scales as int32 words; all four tensors must start on "
+                             "a 4-byte boundary of their storage")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
         raise InputError(f"ids: expert ids must lie in [0, {E}), got [{int(ids.min())}, {int(ids.max())}]")
     backend = select_backend(x, weights, ids, *experts)
@@ -1281,6 +1390,16 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
                float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, num_warps=dn.num_warps, num_stages=1)
+    elif cfg.kernel == "v9":
+        i32 = lambda t: t.view(torch.int32)
+        launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), x, al.sorted_ids, al.offsets, al.counts,
+               i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E, float(swiglu_limit), TOPK=k,
+               BM=cfg.block_m, BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp,
+               num_warps=up.num_warps, num_stages=up.num_stages)
+        launch(_moe_down_v9_kernel, (H // dn.block_n, al.max_tiles), h, al.sorted_ids, al.offsets, al.counts, weights,
+               i32(experts.w2), i32(experts.w2_scale), pairs, H, I, I // 8, I // 128, E, BM=cfg.block_m,
+               BN=dn.block_n, BK=dn.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, num_warps=dn.num_warps,
+               num_stages=dn.num_stages)
     elif cfg.kernel in SPLIT_KERNELS:
         perm = SPLIT_KERNELS[cfg.kernel]
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
