@@ -23,12 +23,13 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
-           'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_PREFILL_V9', 'MOE_TUNE_PREFILL',
-           'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT',
-           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
-           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
-           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
-           'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
+           'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_DECODE_V9', 'MOE_DECODE_V9_W2',
+           'MOE_PREFILL_V9', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
+           'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
+           'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
+           'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
+           'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts',
+           'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -452,10 +453,16 @@ MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE_SPLIT_N64, MOE_DECODE_DEEP, MOE_DECODE_V4, MOE_DECODE_V4_N64, MOE_DECODE_V4_W2,
                    MOE_DECODE_V4_N128, MOE_DECODE_V4_S4, MOE_DECODE_V4_DIRECT, MOE_DECODE_V4_N64_DIRECT,
                    MOE_DECODE_V5_N64_DIRECT, MOE_DECODE_V6_N64_DIRECT, MOE_DECODE_V5_W2, MOE_DECODE_V6_W2)
-# `moe_tune --quick`: v1 and the two decode defaults' tiles in v4, v5 and v6 (7 configs: a cold SM80-ISA run of all
-# 23 did not finish in 250 s on the H200, run 63)
+# `moe_tune --quick`: v1, the two decode defaults' tiles in v4, v5 and v6, and (below) two v9 tiles (9 configs; a cold
+# SM80-ISA run of all 23 did not finish in 250 s on the H200, run 63)
 MOE_TUNE_DECODE_QUICK = (MOE_DECODE_V1, MOE_DECODE_V4_N64_DIRECT, MOE_DECODE_V5_N64_DIRECT, MOE_DECODE_V6_N64_DIRECT,
                          MOE_DECODE_V4_W2, MOE_DECODE_V5_W2, MOE_DECODE_V6_W2)
+# v9 with 16-row tiles (2026-12-03, not yet timed): v5 at T = 64 has v2's operand-layout problem (`kWidth = 8`, about
+# 100 register moves a K step in the sm_80 SASS); these put v9's layout against it in the next `moe_tune`
+MOE_DECODE_V9 = MoEConfig(16, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
+MOE_DECODE_V9_W2 = MoEConfig(16, MoEGemmTile(32, 64, 2, 4), MoEGemmTile(32, 64, 2, 4), kernel="v9")
+MOE_TUNE_DECODE += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
+MOE_TUNE_DECODE_QUICK += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
 # v9: 64 x 64 x 4-warp tiles (two CTAs an SM by registers), the winner of the SM80-ISA sweep (run 130)
 MOE_PREFILL_V9 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V9, MOE_PREFILL._replace(kernel="v9"),
@@ -1546,7 +1553,7 @@ def _tile_name(cfg: MoEConfig) -> str:
 
 @benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles, v3-v6 (split K) and v7 (T = 1): "
            "T = 1 and 64 (decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; "
-           "--quick: v1 and the decode defaults' tiles in v4-v6, v1 and the default at T = 8192)")
+           "--quick: v1 and the decode defaults' tiles in v4-v6, v1, v2 and v9 at T = 8192)")
 def _bench_moe_tune(ctx):
     s = DSV41_MOE
     H, I, E, k = s.hidden, s.intermediate, s.experts, s.top_k
@@ -1554,7 +1561,7 @@ def _bench_moe_tune(ctx):
     ex = _random_experts(E, H, I, ctx.device)
     wg = (torch.randn(E, H, device=ctx.device) * H**-0.5).bfloat16()
     bias = torch.randn(E, device=ctx.device) * 0.1
-    prefill = MOE_TUNE_PREFILL[:2] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1 and the default at T = 8192
+    prefill = MOE_TUNE_PREFILL[:3] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1, v2 and v9 at T = 8192
     decode = MOE_TUNE_DECODE_QUICK if ctx.quick else MOE_TUNE_DECODE
     for T, cfgs in ((1, (*MOE_TUNE_TINY, *decode)), (64, decode), (8192, prefill)):
         n = 2 if T >= 512 else 8
@@ -1566,4 +1573,5 @@ def _bench_moe_tune(ctx):
             t = ctx.time([lambda x=x, r=r, c=cfg: moe_experts(x, *r, ex, check_ids=False, config=c)
                           for x, r in zip(xs, routes)])
             ctx.row(case=f"T={T} {_tile_name(cfg)}", x=i, series=f"T={T}", time_s=t, experts_hit=hit,
-                    config=_tile_name(cfg), default=cfg == moe_default_config(T * k, E, H, I), **fields)
+                    config=_tile_name(cfg), **fields,
+                    default=cfg == moe_default_config(T * k, E, H, I, wgmma=_wgmma_target(ctx.device)))
