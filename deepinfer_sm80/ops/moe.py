@@ -381,8 +381,9 @@ class MoEConfig(NamedTuple):
     `mma.sync` registers, SwiGLU fused; direct pairs only: block_n = 8 x num_warps rows, block_k = 128 x R values a
     thread's K step, split_up 1), "v8" (v7 with the weights as the `mma.sync` A operand: block_n = 16 x num_warps
     rows, otherwise as v7), "v9" (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
-    weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128) or "v1" (the
-    first kernels, kept to time against)."""
+    weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128), "v10" (v9 with
+    x and h in the `perm_k8` order, so the decode skips v9's four permutes a word) or "v1" (the first kernels, kept to
+    time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
@@ -398,7 +399,7 @@ class MoEConfig(NamedTuple):
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
 SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8")          # the kernels that read split_up / split_down / direct_pairs
 MMA_KERNELS = {"v7": 8, "v8": 16}                             # codes straight into `mma.sync` registers: rows a warp
-KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, "v9")
+KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, "v9", "v10")
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
@@ -470,6 +471,7 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V9, MOE_PREFILL._re
                     # 128-row tiles: each decoded word serves twice the HMMA (sm_80 SASS: 4.9 instead of 6.4
                     # instructions an HMMA in the gate/up loop), at ~20% more padded rows; not yet timed
                     MoEConfig(128, MoEGemmTile(32, 64, 4, 3), MoEGemmTile(32, 64, 4, 3), kernel="v9"),
+                    MOE_PREFILL_V9._replace(kernel="v10"),       # the perm_k8 order: 8% fewer instructions, not yet timed
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
                     MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
@@ -1207,12 +1209,17 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
 
 # %% ../../nbs/04c_moe.ipynb #9ce48f32
 @triton.jit
-def _e2m1_words_bf16(w, s2):
+def _e2m1_words_bf16(w, s2, K8: tl.constexpr):
     """v9 decode: code words (int32: 8 E2M1 values, value 2b + h in nibble h of byte b) and their group's scale pair
-    (`ue8m0_bf16x2` bits) -> four int32, each a bf16 pair in K order: values (0, 1), (2, 3), (4, 5), (6, 7). One word
-    a call (pack 1), so the result does not depend on how Triton lays the tile out."""
-    return tl.inline_asm_elementwise(_E2M1X8_NATURAL_PTX, "=r,=r,=r,=r,r,r", [w, s2],
-                                     dtype=(tl.int32, tl.int32, tl.int32, tl.int32), is_pure=True, pack=1)
+    (`ue8m0_bf16x2` bits) -> four int32, each a bf16 pair: values (0, 1), (2, 3), (4, 5), (6, 7) (K order), or with
+    K8 (v10) v5's pairs (0, 4), (1, 5), (2, 6), (3, 7) without the four permutes (the `perm_k8` order). One word a
+    call (pack 1), so the result does not depend on how Triton lays the tile out."""
+    if K8:
+        ptx: tl.constexpr = _E2M1X8_PTX
+    else:
+        ptx: tl.constexpr = _E2M1X8_NATURAL_PTX
+    return tl.inline_asm_elementwise(ptx, "=r,=r,=r,=r,r,r", [w, s2], dtype=(tl.int32, tl.int32, tl.int32, tl.int32),
+                                     is_pure=True, pack=1)
 
 
 @triton.jit
@@ -1226,10 +1233,12 @@ def _bf16_pairs(p):
 
 
 @triton.jit
-def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl.constexpr, FAST: tl.constexpr):
+def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl.constexpr, FAST: tl.constexpr,
+                      K8: tl.constexpr):
     """v9: rows `rows` (int64 [BN]) of an MXFP4 matrix read as int32 code words (KW a row) and int32 words of four
     scale bytes (KSW a row), K values 8 kw0 .. 8 kw0 + BK (BK divides 128, so one scale word covers the step) ->
-    bf16 [BN, BK], K contiguous: the A operand of `tl.dot`, through shared memory once."""
+    bf16 [BN, BK], K contiguous (K8, v10: in the `perm_k8` order): the A operand of `tl.dot`, through shared memory
+    once."""
     W: tl.constexpr = BK // 8
     j = tl.arange(0, W)
     w = tl.load(w_ptr + rows[:, None] * KW + kw0 + j[None, :])                          # [BN, W] code words
@@ -1237,18 +1246,20 @@ def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl
     e = (sw[:, None] >> (((kw0 + j) // 4 % 4) * 8)[None, :]) & 0xFF                      # word j's scale byte
     if FAST:
         b = tl.where(e == 0, 0x40, e << 7)                                               # `ue8m0_bf16x2`, computed
-        p01, p23, p45, p67 = _e2m1_words_bf16(w, b | (b << 16))                          # once a group per thread
-        return _bf16_pairs(tl.reshape(tl.join(tl.join(p01, p45), tl.join(p23, p67)), (BN, BK // 2)))
-    nib = (w[:, :, None] >> (tl.arange(0, 8) * 4)[None, None, :]) & 0xF                  # interpreter: fp32 helpers
+        q0, q1, q2, q3 = _e2m1_words_bf16(w, b | (b << 16), K8)                          # once a group per thread
+        return _bf16_pairs(tl.reshape(tl.join(tl.join(q0, q2), tl.join(q1, q3)), (BN, BK // 2)))   # q0 q1 q2 q3
+    p = tl.arange(0, 8)
+    v = (p & 1) * 4 + (p >> 1) if K8 else p                                              # the value at position p
+    nib = (w[:, :, None] >> (v * 4)[None, None, :]) & 0xF                                # interpreter: fp32 helpers
     return tl.reshape((e2m1_to_f32(nib) * ue8m0_to_f32(e)[:, :, None]).to(tl.bfloat16), (BN, BK))
 
 
 @triton.jit
 def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, KW, KSW, E, limit,
                            TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr):
+                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, K8: tl.constexpr):
     """v2's tiles transposed: the decoded weights [BN, BK] are the A operand and the gathered activations, transposed
-    in shared memory, the B operand; the accumulators are [BN, BM]."""
+    in shared memory, the B operand; the accumulators are [BN, BM]. K8 (v10): x and h in the `perm_k8` order."""
     row0 = tl.program_id(1) * BM
     if row0 >= tl.load(offsets_ptr + E): return
     e, rows, ok, tok = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, TOPK, E_PAD)
@@ -1259,16 +1270,17 @@ def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_
     acc_u = tl.zeros((BN, BM), dtype=tl.float32)
     for kw0 in range(0, KW, BK // 8):
         at = tl.trans(tl.load(x_ptr + tok[:, None] * H + 8 * kw0 + k[None, :], mask=ok[:, None], other=0.0))
-        acc_g = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows, KW, KSW, kw0, BN, BK, FAST), at, acc_g, UPCAST)
-        acc_u = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows + I, KW, KSW, kw0, BN, BK, FAST), at, acc_u, UPCAST)
+        acc_g = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_g, UPCAST)
+        acc_u = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows + I, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_u, UPCAST)
     h = _swiglu(acc_g, acc_u, limit)
-    tl.store(h_ptr + rows[None, :].to(tl.int64) * I + n[:, None], to_bf16(h, UPCAST), mask=ok[None, :])
+    col = _perm_k8_col(n) if K8 else n
+    tl.store(h_ptr + rows[None, :].to(tl.int64) * I + col[:, None], to_bf16(h, UPCAST), mask=ok[None, :])
 
 
 @triton.jit
 def _moe_down_v9_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, H, I, KW, KSW,
                         E, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, E_PAD: tl.constexpr,
-                        UPCAST: tl.constexpr, FAST: tl.constexpr):
+                        UPCAST: tl.constexpr, FAST: tl.constexpr, K8: tl.constexpr):
     row0 = tl.program_id(1) * BM
     if row0 >= tl.load(offsets_ptr + E): return
     e, rows, ok, pair = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, 1, E_PAD)
@@ -1279,7 +1291,7 @@ def _moe_down_v9_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, 
     for kw0 in range(0, KW, BK // 8):
         at = tl.trans(tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 8 * kw0 + k[None, :], mask=ok[:, None],
                               other=0.0))
-        acc = _mm(_mxfp4_tile_words(w_ptr, s_ptr, w_rows, KW, KSW, kw0, BN, BK, FAST), at, acc, UPCAST)
+        acc = _mm(_mxfp4_tile_words(w_ptr, s_ptr, w_rows, KW, KSW, kw0, BN, BK, FAST, K8), at, acc, UPCAST)
     acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[None, :]
     tl.store(out_ptr + pair[None, :] * H + n[:, None], acc, mask=ok[None, :])
 
@@ -1338,7 +1350,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     if config is None and cfg.kernel == "v9" and any(t.storage_offset() % 4 for t in experts):
         cfg = moe_default_config(T * k, E, H, I, wgmma=True)     # v9 reads int32 words: misaligned views take v2
     if cfg.kernel not in KERNELS:
-        raise InputError(f"config.kernel: expected one of 'v1' to 'v9', got {cfg.kernel!r}")
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v10', got {cfg.kernel!r}")
     split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
@@ -1357,14 +1369,14 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         if experts.w13.storage_offset() % 4 or experts.w2.storage_offset() % 4:
             raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
                              "boundary of their storage")
-    if cfg.kernel == "v9":
+    if cfg.kernel in ("v9", "v10"):
         for gemm, tile, k_size in (("gate/up", cfg.gate_up, H), ("down", cfg.down, I)):
             if tile.block_k not in (32, 64, 128) or k_size % 128:
-                raise InputError(f"{gemm} GEMM (v9): block_k must be 32, 64 or 128 and K ({k_size}) a multiple of 128 "
+                raise InputError(f"{gemm} GEMM ({cfg.kernel}): block_k must be 32, 64 or 128 and K ({k_size}) a multiple of 128 "
                                  f"(int32 words of four scale bytes), got block_k {tile.block_k}")
         if any(t.storage_offset() % 4 for t in experts):
-            raise InputError("experts: v9 reads the codes and the scales as int32 words; all four tensors must start on "
-                             "a 4-byte boundary of their storage")
+            raise InputError(f"experts: {cfg.kernel} reads the codes and the scales as int32 words; all four tensors "
+                             "must start on a 4-byte boundary of their storage")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
         raise InputError(f"ids: expert ids must lie in [0, {E}), got [{int(ids.min())}, {int(ids.max())}]")
     backend = select_backend(x, weights, ids, *experts)
@@ -1400,16 +1412,17 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
                float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, num_warps=dn.num_warps, num_stages=1)
-    elif cfg.kernel == "v9":
-        i32 = lambda t: t.view(torch.int32)
-        launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), x, al.sorted_ids, al.offsets, al.counts,
+    elif cfg.kernel in ("v9", "v10"):
+        i32, k8 = (lambda t: t.view(torch.int32)), cfg.kernel == "v10"
+        launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8(x) if k8 else x, al.sorted_ids,
+               al.offsets, al.counts,
                i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E, float(swiglu_limit), TOPK=k,
-               BM=cfg.block_m, BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp,
+               BM=cfg.block_m, BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
                num_warps=up.num_warps, num_stages=up.num_stages)
         launch(_moe_down_v9_kernel, (H // dn.block_n, al.max_tiles), h, al.sorted_ids, al.offsets, al.counts, weights,
                i32(experts.w2), i32(experts.w2_scale), pairs, H, I, I // 8, I // 128, E, BM=cfg.block_m,
-               BN=dn.block_n, BK=dn.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, num_warps=dn.num_warps,
-               num_stages=dn.num_stages)
+               BN=dn.block_n, BK=dn.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
+               num_warps=dn.num_warps, num_stages=dn.num_stages)
     elif cfg.kernel in SPLIT_KERNELS:
         perm = SPLIT_KERNELS[cfg.kernel]
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
