@@ -1247,7 +1247,8 @@ def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl
     if FAST:
         b = tl.where(e == 0, 0x40, e << 7)                                               # `ue8m0_bf16x2`, computed
         q0, q1, q2, q3 = _e2m1_words_bf16(w, b | (b << 16), K8)                          # once a group per thread
-        return _bf16_pairs(tl.reshape(tl.join(tl.join(q0, q2), tl.join(q1, q3)), (BN, BK // 2)))   # q0 q1 q2 q3
+        # the nested joins flatten as q0, q1, q2, q3: each word's four pairs in order, no layout conversion
+        return _bf16_pairs(tl.reshape(tl.join(tl.join(q0, q2), tl.join(q1, q3)), (BN, BK // 2)))
     p = tl.arange(0, 8)
     v = (p & 1) * 4 + (p >> 1) if K8 else p                                              # the value at position p
     nib = (w[:, :, None] >> (v * 4)[None, None, :]) & 0xF                                # interpreter: fp32 helpers
@@ -1322,6 +1323,11 @@ def perm_k32(x: torch.Tensor) -> torch.Tensor:
 
 
 
+def _int32_aligned(*tensors: torch.Tensor) -> bool:
+    "Whether each tensor starts on a 4-byte boundary of its storage (the kernels that read uint8 data as int32 words)."
+    return all(t.storage_offset() * t.element_size() % 4 == 0 for t in tensors)
+
+
 def _check_experts(experts: MoEExperts, H: int):
     if not isinstance(experts, MoEExperts): raise InputError("experts: expected a MoEExperts")
     E, I2 = experts.w13.shape[0], experts.w13.shape[1]
@@ -1347,7 +1353,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
     cfg = config or moe_default_config(T * k, E, H, I, wgmma=_wgmma_target(x.device))
-    if config is None and cfg.kernel == "v9" and any(t.storage_offset() % 4 for t in experts):
+    if config is None and cfg.kernel == "v9" and not _int32_aligned(*experts):
         cfg = moe_default_config(T * k, E, H, I, wgmma=True)     # v9 reads int32 words: misaligned views take v2
     if cfg.kernel not in KERNELS:
         raise InputError(f"config.kernel: expected one of 'v1' to 'v10', got {cfg.kernel!r}")
@@ -1366,15 +1372,15 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                 raise InputError(f"{gemm} GEMM ({kn}): block_n must be {rows} x num_warps and block_k 128, 256 or 512, "
                                  f"got {tile}")
         if split[0] != 1: raise InputError(f"config: {kn} fuses the SwiGLU into the gate/up GEMM, so split_up must be 1")
-        if experts.w13.storage_offset() % 4 or experts.w2.storage_offset() % 4:
+        if not _int32_aligned(experts.w13, experts.w2):
             raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
                              "boundary of their storage")
     if cfg.kernel in ("v9", "v10"):
         for gemm, tile, k_size in (("gate/up", cfg.gate_up, H), ("down", cfg.down, I)):
             if tile.block_k not in (32, 64, 128) or k_size % 128:
-                raise InputError(f"{gemm} GEMM ({cfg.kernel}): block_k must be 32, 64 or 128 and K ({k_size}) a multiple of 128 "
-                                 f"(int32 words of four scale bytes), got block_k {tile.block_k}")
-        if any(t.storage_offset() % 4 for t in experts):
+                raise InputError(f"{gemm} GEMM ({cfg.kernel}): block_k must be 32, 64 or 128 and K ({k_size}) a "
+                                 f"multiple of 128 (int32 words of four scale bytes), got block_k {tile.block_k}")
+        if not _int32_aligned(*experts):
             raise InputError(f"experts: {cfg.kernel} reads the codes and the scales as int32 words; all four tensors "
                              "must start on a 4-byte boundary of their storage")
     if check_ids and ids.device.type != "meta" and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= E):
@@ -1415,8 +1421,8 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     elif cfg.kernel in ("v9", "v10"):
         i32, k8 = (lambda t: t.view(torch.int32)), cfg.kernel == "v10"
         launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8(x) if k8 else x, al.sorted_ids,
-               al.offsets, al.counts,
-               i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E, float(swiglu_limit), TOPK=k,
+               al.offsets, al.counts, i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E,
+               float(swiglu_limit), TOPK=k,
                BM=cfg.block_m, BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
                num_warps=up.num_warps, num_stages=up.num_stages)
         launch(_moe_down_v9_kernel, (H // dn.block_n, al.max_tiles), h, al.sorted_ids, al.offsets, al.counts, weights,
