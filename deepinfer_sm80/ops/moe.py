@@ -18,18 +18,18 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPLIT_KERNELS', 'SPLIT_FIELD_KERNELS', 'MMA_KERNELS',
-           'KERNELS', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP',
+           'V9_KERNELS', 'KERNELS', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP',
            'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
            'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_DECODE_V9', 'MOE_DECODE_V9_W2',
-           'MOE_PREFILL_V9', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT',
-           'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref',
-           'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref',
-           'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref',
-           'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts',
-           'moe_forward']
+           'MOE_PREFILL_V9', 'MOE_PREFILL_V11', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT',
+           'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
+           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
+           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
+           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32',
+           'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -382,8 +382,9 @@ class MoEConfig(NamedTuple):
     thread's K step, split_up 1), "v8" (v7 with the weights as the `mma.sync` A operand: block_n = 16 x num_warps
     rows, otherwise as v7), "v9" (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
     weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128), "v10" (v9 with
-    x and h in the `perm_k8` order, so the decode skips v9's four permutes a word) or "v1" (the first kernels, kept to
-    time against)."""
+    x and h in the `perm_k8` order, so the decode skips v9's four permutes a word), "v11" (v9 with an expert's last row
+    tile block_m / 4 or block_m / 2 rows wide when its real rows fit: fewer padded rows; block_m at least 64) or "v1"
+    (the first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
@@ -399,7 +400,8 @@ class MoEConfig(NamedTuple):
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
 SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8")          # the kernels that read split_up / split_down / direct_pairs
 MMA_KERNELS = {"v7": 8, "v8": 16}                             # codes straight into `mma.sync` registers: rows a warp
-KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, "v9", "v10")
+V9_KERNELS = ("v9", "v10", "v11")                              # v9's kernels: word decode, bf16 operand layout
+KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, *V9_KERNELS)
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
 MOE_DECODE = MoEConfig(16, MoEGemmTile(32, 256, 4, 3), MoEGemmTile(32, 256, 4, 3))
@@ -458,20 +460,23 @@ MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
 # SM80-ISA run of all 23 did not finish in 250 s on the H200, run 63)
 MOE_TUNE_DECODE_QUICK = (MOE_DECODE_V1, MOE_DECODE_V4_N64_DIRECT, MOE_DECODE_V5_N64_DIRECT, MOE_DECODE_V6_N64_DIRECT,
                          MOE_DECODE_V4_W2, MOE_DECODE_V5_W2, MOE_DECODE_V6_W2)
-# v9 with 16-row tiles (2026-12-03, not yet timed): v5 at T = 64 has v2's operand-layout problem (`kWidth = 8`, about
-# 100 register moves a K step in the sm_80 SASS); these put v9's layout against it in the next `moe_tune`
+# v9 with 16-row tiles: v5 at T = 64 has v2's operand-layout problem (`kWidth = 8`, about 100 register moves a K step
+# in the sm_80 SASS); v9's layout ties with it (run 133, SM80 ISA: 2.24 ms against v6's 2.24 and v5's 2.28)
 MOE_DECODE_V9 = MoEConfig(16, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
 MOE_DECODE_V9_W2 = MoEConfig(16, MoEGemmTile(32, 64, 2, 4), MoEGemmTile(32, 64, 2, 4), kernel="v9")
 MOE_TUNE_DECODE += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
 MOE_TUNE_DECODE_QUICK += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
-# v9: 64 x 64 x 4-warp tiles (two CTAs an SM by registers), the winner of the SM80-ISA sweep (run 130)
+# v9: 64 x 64 x 4-warp tiles (two CTAs an SM by registers), the winner of the SM80-ISA sweep (run 130); v11: the same
+# with each expert's last row tile 16, 32 or 64 rows wide (run 134)
 MOE_PREFILL_V9 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
-MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V9, MOE_PREFILL._replace(kernel="v9"),
+MOE_PREFILL_V11 = MOE_PREFILL_V9._replace(kernel="v11")
+MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V9, MOE_PREFILL._replace(kernel="v9"),
                     MOE_PREFILL_V9._replace(gate_up=MoEGemmTile(64, 64, 4, 4), down=MoEGemmTile(64, 64, 4, 4)),
                     # 128-row tiles: each decoded word serves twice the HMMA (sm_80 SASS: 4.9 instead of 6.4
-                    # instructions an HMMA in the gate/up loop), at ~20% more padded rows; not yet timed
+                    # instructions an HMMA in the gate/up loop), but twice the padded rows: slower (run 133); with v11's
+                    # narrow tails 19.7 ms against 17.1 (run 137), and its down kernel spills on sm_86, so not swept
                     MoEConfig(128, MoEGemmTile(32, 64, 4, 3), MoEGemmTile(32, 64, 4, 3), kernel="v9"),
-                    MOE_PREFILL_V9._replace(kernel="v10"),       # the perm_k8 order: 8% fewer instructions, not yet timed
+                    MOE_PREFILL_V9._replace(kernel="v10"),       # the perm_k8 order: 8% fewer instructions, not faster (run 133)
                     MOE_PREFILL_V1._replace(kernel="v2"),
                     MOE_PREFILL._replace(gate_up=MoEGemmTile(128, 64, 8, 4), down=MoEGemmTile(128, 64, 8, 4)),
                     MOE_PREFILL._replace(down=MoEGemmTile(64, 128, 4, 3)),
@@ -481,11 +486,11 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V9, MOE_PREFILL._re
 # SM80 ISA / native against 121.9 / 98.7 us for the v3 split 2/2 default before). Up to ~32 rows an expert: v4 with
 # 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill (2026-12-03, runs 129-130, T = 8192):
 # v9's 64 x 64 x 4-warp tiles where Triton lowers to `mma.sync` (Ampere, or the SM80 ISA: 17.7 / 18.8 ms under
-# triton 3.6 / 3.8 against v2's 29.1 / 34.4); where it lowers to wgmma (Hopper) v2's 128 x 64 x 8-warp tiles stay
-# (triton 3.8 natively: 16.5 ms against v9's 20.2).
+# triton 3.6 / 3.8 against v2's 29.1 / 34.4), with v11's narrow last tiles since run 134 (17.3 / 17.7 ms); where it
+# lowers to wgmma (Hopper) v2's 128 x 64 x 8-warp tiles stay (triton 3.8 natively: 16.5 ms against v9's 20.2).
 MOE_TINY_DEFAULT = MOE_TINY_V8
 MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
-MOE_PREFILL_DEFAULT = MOE_PREFILL_V9
+MOE_PREFILL_DEFAULT = MOE_PREFILL_V11
 MOE_PREFILL_WGMMA = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "
@@ -1256,15 +1261,13 @@ def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl
 
 
 @triton.jit
-def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, KW, KSW, E, limit,
-                           TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, K8: tl.constexpr):
-    """v2's tiles transposed: the decoded weights [BN, BK] are the A operand and the gathered activations, transposed
-    in shared memory, the B operand; the accumulators are [BN, BM]. K8 (v10): x and h in the `perm_k8` order."""
-    row0 = tl.program_id(1) * BM
-    if row0 >= tl.load(offsets_ptr + E): return
-    e, rows, ok, tok = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, TOPK, E_PAD)
-    n = tl.program_id(0) * BN + tl.arange(0, BN)
+def _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit,
+                     TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, UPCAST: tl.constexpr,
+                     FAST: tl.constexpr, K8: tl.constexpr):
+    "BM sorted rows from `row0` (those from `end` on masked) of expert `e` through the gate/up GEMM and the SwiGLU."
+    rows = row0 + tl.arange(0, BM)
+    ok = rows < end
+    tok = (tl.load(sorted_ptr + rows, mask=ok, other=0) // TOPK).to(tl.int64)
     gate_rows = e.to(tl.int64) * 2 * I + n
     k = tl.arange(0, BK)
     acc_g = tl.zeros((BN, BM), dtype=tl.float32)
@@ -1279,13 +1282,37 @@ def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_
 
 
 @triton.jit
-def _moe_down_v9_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, H, I, KW, KSW,
-                        E, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, E_PAD: tl.constexpr,
-                        UPCAST: tl.constexpr, FAST: tl.constexpr, K8: tl.constexpr):
+def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, KW, KSW, E, limit,
+                           TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                           E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, K8: tl.constexpr,
+                           TAILS: tl.constexpr):
+    """v2's tiles transposed: the decoded weights [BN, BK] are the A operand and the gathered activations, transposed
+    in shared memory, the B operand; the accumulators are [BN, BM]. K8 (v10): x and h in the `perm_k8` order. TAILS
+    (v11, BM >= 64): a row tile with at most BM/4 or BM/2 real rows (an expert's last) runs that many rows."""
     row0 = tl.program_id(1) * BM
     if row0 >= tl.load(offsets_ptr + E): return
-    e, rows, ok, pair = _expert_rows(sorted_ptr, offsets_ptr, counts_ptr, row0, E, BM, 1, E_PAD)
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
     n = tl.program_id(0) * BN + tl.arange(0, BN)
+    real = end - row0 if TAILS else BM             # without TAILS a constant: one full-width tile, compiled alone
+    if real <= BM // 4:
+        _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit, TOPK, BM // 4,
+                         BN, BK, UPCAST, FAST, K8)
+    elif real <= BM // 2:
+        _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit, TOPK, BM // 2,
+                         BN, BK, UPCAST, FAST, K8)
+    else:
+        _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit, TOPK, BM, BN,
+                         BK, UPCAST, FAST, K8)
+
+
+@triton.jit
+def _down_v9_rows(h_ptr, sorted_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, row0, end, e, n, H, I, KW, KSW,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr,
+                  K8: tl.constexpr):
+    "BM sorted rows from `row0` (those from `end` on masked) of expert `e` through the down GEMM, times their weight."
+    rows = row0 + tl.arange(0, BM)
+    ok = rows < end
+    pair = tl.load(sorted_ptr + rows, mask=ok, other=0).to(tl.int64)
     w_rows = e.to(tl.int64) * H + n
     k = tl.arange(0, BK)
     acc = tl.zeros((BN, BM), dtype=tl.float32)
@@ -1295,6 +1322,27 @@ def _moe_down_v9_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, 
         acc = _mm(_mxfp4_tile_words(w_ptr, s_ptr, w_rows, KW, KSW, kw0, BN, BK, FAST, K8), at, acc, UPCAST)
     acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[None, :]
     tl.store(out_ptr + pair[None, :] * H + n[:, None], acc, mask=ok[None, :])
+
+
+@triton.jit
+def _moe_down_v9_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, H, I, KW, KSW,
+                        E, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, E_PAD: tl.constexpr,
+                        UPCAST: tl.constexpr, FAST: tl.constexpr, K8: tl.constexpr, TAILS: tl.constexpr):
+    "The down GEMM in v9's layout; TAILS as in the gate/up kernel."
+    row0 = tl.program_id(1) * BM
+    if row0 >= tl.load(offsets_ptr + E): return
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    real = end - row0 if TAILS else BM
+    if real <= BM // 4:
+        _down_v9_rows(h_ptr, sorted_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, row0, end, e, n, H, I, KW, KSW, BM // 4, BN,
+                      BK, UPCAST, FAST, K8)
+    elif real <= BM // 2:
+        _down_v9_rows(h_ptr, sorted_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, row0, end, e, n, H, I, KW, KSW, BM // 2, BN,
+                      BK, UPCAST, FAST, K8)
+    else:
+        _down_v9_rows(h_ptr, sorted_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, row0, end, e, n, H, I, KW, KSW, BM, BN, BK,
+                      UPCAST, FAST, K8)
 
 # %% ../../nbs/04c_moe.ipynb #522a20ea
 def _wgmma_target(device: torch.device) -> bool:
@@ -1353,10 +1401,10 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     check_tensor("weights", weights, dtype=torch.float32, shape=(T, k))
     if shared_out is not None: check_tensor("shared_out", shared_out, dtype=torch.bfloat16, shape=(T, H))
     cfg = config or moe_default_config(T * k, E, H, I, wgmma=_wgmma_target(x.device))
-    if config is None and cfg.kernel == "v9" and not _int32_aligned(*experts):
+    if config is None and cfg.kernel in V9_KERNELS and not _int32_aligned(*experts):
         cfg = moe_default_config(T * k, E, H, I, wgmma=True)     # v9 reads int32 words: misaligned views take v2
     if cfg.kernel not in KERNELS:
-        raise InputError(f"config.kernel: expected one of 'v1' to 'v10', got {cfg.kernel!r}")
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v11', got {cfg.kernel!r}")
     split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
@@ -1375,7 +1423,10 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         if not _int32_aligned(experts.w13, experts.w2):
             raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
                              "boundary of their storage")
-    if cfg.kernel in ("v9", "v10"):
+    if cfg.kernel in V9_KERNELS:
+        if cfg.kernel == "v11" and cfg.block_m < 64:
+            raise InputError(f"config: v11 runs an expert's last row tile with block_m / 4 or / 2 rows, so block_m must "
+                             f"be at least 64, got {cfg.block_m}")
         for gemm, tile, k_size in (("gate/up", cfg.gate_up, H), ("down", cfg.down, I)):
             if tile.block_k not in (32, 64, 128) or k_size % 128:
                 raise InputError(f"{gemm} GEMM ({cfg.kernel}): block_k must be 32, 64 or 128 and K ({k_size}) a "
@@ -1418,17 +1469,17 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
                float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, num_warps=dn.num_warps, num_stages=1)
-    elif cfg.kernel in ("v9", "v10"):
-        i32, k8 = (lambda t: t.view(torch.int32)), cfg.kernel == "v10"
+    elif cfg.kernel in V9_KERNELS:
+        i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel == "v11"
         launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8(x) if k8 else x, al.sorted_ids,
                al.offsets, al.counts, i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E,
                float(swiglu_limit), TOPK=k,
                BM=cfg.block_m, BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
-               num_warps=up.num_warps, num_stages=up.num_stages)
+               TAILS=tails, num_warps=up.num_warps, num_stages=up.num_stages)
         launch(_moe_down_v9_kernel, (H // dn.block_n, al.max_tiles), h, al.sorted_ids, al.offsets, al.counts, weights,
                i32(experts.w2), i32(experts.w2_scale), pairs, H, I, I // 8, I // 128, E, BM=cfg.block_m,
                BN=dn.block_n, BK=dn.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
-               num_warps=dn.num_warps, num_stages=dn.num_stages)
+               TAILS=tails, num_warps=dn.num_warps, num_stages=dn.num_stages)
     elif cfg.kernel in SPLIT_KERNELS:
         perm = SPLIT_KERNELS[cfg.kernel]
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
@@ -1575,7 +1626,7 @@ def _tile_name(cfg: MoEConfig) -> str:
 
 @benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles, v3-v6 (split K) and v7 (T = 1): "
            "T = 1 and 64 (decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; "
-           "--quick: v1 and the decode defaults' tiles in v4-v6, v1, v2 and v9 at T = 8192)")
+           "--quick: v1 and the decode defaults' tiles in v4-v6, v1, v2, v11 and v9 at T = 8192)")
 def _bench_moe_tune(ctx):
     s = DSV41_MOE
     H, I, E, k = s.hidden, s.intermediate, s.experts, s.top_k
@@ -1583,7 +1634,7 @@ def _bench_moe_tune(ctx):
     ex = _random_experts(E, H, I, ctx.device)
     wg = (torch.randn(E, H, device=ctx.device) * H**-0.5).bfloat16()
     bias = torch.randn(E, device=ctx.device) * 0.1
-    prefill = MOE_TUNE_PREFILL[:3] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1, v2 and v9 at T = 8192
+    prefill = MOE_TUNE_PREFILL[:4] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1, v2, v11 and v9 at T = 8192
     decode = MOE_TUNE_DECODE_QUICK if ctx.quick else MOE_TUNE_DECODE
     for T, cfgs in ((1, (*MOE_TUNE_TINY, *decode)), (64, decode), (8192, prefill)):
         n = 2 if T >= 512 else 8
