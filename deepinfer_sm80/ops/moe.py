@@ -466,11 +466,15 @@ MOE_DECODE_V9 = MoEConfig(16, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 
 MOE_DECODE_V9_W2 = MoEConfig(16, MoEGemmTile(32, 64, 2, 4), MoEGemmTile(32, 64, 2, 4), kernel="v9")
 MOE_TUNE_DECODE += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
 MOE_TUNE_DECODE_QUICK += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
-# v9: 64 x 64 x 4-warp tiles (two CTAs an SM by registers), the winner of the SM80-ISA sweep (run 130); v11: the same
-# with each expert's last row tile 16, 32 or 64 rows wide (run 134)
+# v9: 64 x 64 x 4-warp tiles (two CTAs an SM by registers), the winner of the SM80-ISA sweep (run 130). v11: the same
+# with each expert's last row tile 16, 32 or 64 rows wide (run 134), and a down tile of 128 columns: each warp's 32
+# columns halve the activation reads from shared memory an HMMA (run 138: 16.6 against 17.2 ms; 255 registers on sm_80,
+# 240 on sm_86, no spills, two CTAs an SM)
 MOE_PREFILL_V9 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
-MOE_PREFILL_V11 = MOE_PREFILL_V9._replace(kernel="v11")
+MOE_PREFILL_V11 = MOE_PREFILL_V9._replace(kernel="v11", down=MoEGemmTile(128, 64, 4, 3))
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V9, MOE_PREFILL._replace(kernel="v9"),
+                    MOE_PREFILL_V9._replace(kernel="v11"),       # v11 with v9's down tile (runs 134-137)
+                    MOE_PREFILL_V9._replace(kernel="v11", down=MoEGemmTile(64, 64, 2, 3)),       # 16.9 ms (run 138)
                     MOE_PREFILL_V9._replace(gate_up=MoEGemmTile(64, 64, 4, 4), down=MoEGemmTile(64, 64, 4, 4)),
                     # 128-row tiles: each decoded word serves twice the HMMA (sm_80 SASS: 4.9 instead of 6.4
                     # instructions an HMMA in the gate/up loop), but twice the padded rows: slower (run 133); with v11's
@@ -486,8 +490,9 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V9
 # SM80 ISA / native against 121.9 / 98.7 us for the v3 split 2/2 default before). Up to ~32 rows an expert: v4 with
 # 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill (2026-12-03, runs 129-130, T = 8192):
 # v9's 64 x 64 x 4-warp tiles where Triton lowers to `mma.sync` (Ampere, or the SM80 ISA: 17.7 / 18.8 ms under
-# triton 3.6 / 3.8 against v2's 29.1 / 34.4), with v11's narrow last tiles since run 134 (17.3 / 17.7 ms); where it
-# lowers to wgmma (Hopper) v2's 128 x 64 x 8-warp tiles stay (triton 3.8 natively: 16.5 ms against v9's 20.2).
+# triton 3.6 / 3.8 against v2's 29.1 / 34.4), with v11's narrow last tiles since run 134 (17.3 / 17.7 ms) and its
+# 128-column down tile since run 138 (16.6 ms under triton 3.6; not yet timed under 3.8); where it lowers to wgmma
+# (Hopper) v2's 128 x 64 x 8-warp tiles stay (triton 3.8 natively: 16.5 ms against v9's 20.2).
 MOE_TINY_DEFAULT = MOE_TINY_V8
 MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL_V11
