@@ -24,12 +24,12 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
            'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_DECODE_V9', 'MOE_DECODE_V9_W2',
-           'MOE_PREFILL_V9', 'MOE_PREFILL_V11', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT',
-           'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
-           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
-           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
-           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32',
-           'moe_experts', 'moe_forward']
+           'MOE_PREFILL_V9', 'MOE_PREFILL_V11', 'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT',
+           'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref',
+           'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts',
+           'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment',
+           'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4',
+           'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -383,8 +383,9 @@ class MoEConfig(NamedTuple):
     rows, otherwise as v7), "v9" (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
     weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128), "v10" (v9 with
     x and h in the `perm_k8` order, so the decode skips v9's four permutes a word), "v11" (v9 with an expert's last row
-    tile block_m / 4 or block_m / 2 rows wide when its real rows fit: fewer padded rows; block_m at least 64) or "v1"
-    (the first kernels, kept to time against)."""
+    tile block_m / 4 or block_m / 2 rows wide when its real rows fit: fewer padded rows; block_m at least 64), "v12"
+    (v11 with the gate and up rows of a tile in one A operand, one accumulator: fewer registers) or "v1" (the first
+    kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
@@ -400,7 +401,7 @@ class MoEConfig(NamedTuple):
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
 SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8")          # the kernels that read split_up / split_down / direct_pairs
 MMA_KERNELS = {"v7": 8, "v8": 16}                             # codes straight into `mma.sync` registers: rows a warp
-V9_KERNELS = ("v9", "v10", "v11")                              # v9's kernels: word decode, bf16 operand layout
+V9_KERNELS = ("v9", "v10", "v11", "v12")                              # v9's kernels: word decode, bf16 operand layout
 KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, *V9_KERNELS)
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
@@ -472,7 +473,11 @@ MOE_TUNE_DECODE_QUICK += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
 # 240 on sm_86, no spills, two CTAs an SM)
 MOE_PREFILL_V9 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
 MOE_PREFILL_V11 = MOE_PREFILL_V9._replace(kernel="v11", down=MoEGemmTile(128, 64, 4, 3))
-MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V9, MOE_PREFILL._replace(kernel="v9"),
+# v12: v11 with gate and up rows in one A tile: the same 404 instructions a K step on sm_80 but 167 registers instead of
+# 228, so three CTAs an SM where shared memory allows (A100, H200; two on sm_86); not yet timed
+MOE_PREFILL_V12 = MOE_PREFILL_V11._replace(kernel="v12")
+MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V12, MOE_PREFILL_V9,
+                    MOE_PREFILL._replace(kernel="v9"),
                     MOE_PREFILL_V9._replace(kernel="v11"),       # v11 with v9's down tile (runs 134-137)
                     MOE_PREFILL_V9._replace(kernel="v11", down=MoEGemmTile(64, 64, 2, 3)),       # 16.9 ms (run 138)
                     MOE_PREFILL_V9._replace(gate_up=MoEGemmTile(64, 64, 4, 4), down=MoEGemmTile(64, 64, 4, 4)),
@@ -1268,20 +1273,33 @@ def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl
 @triton.jit
 def _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit,
                      TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, UPCAST: tl.constexpr,
-                     FAST: tl.constexpr, K8: tl.constexpr):
-    "BM sorted rows from `row0` (those from `end` on masked) of expert `e` through the gate/up GEMM and the SwiGLU."
+                     FAST: tl.constexpr, K8: tl.constexpr, FUSE: tl.constexpr):
+    """BM sorted rows from `row0` (those from `end` on masked) of expert `e` through the gate/up GEMM and the SwiGLU.
+    FUSE (v12): one A tile of 2 BN rows, gate and up rows of the same columns in alternate blocks of 8, so one `mma`
+    row block holds a column's gate in its first eight rows and its up in the last eight (the same thread's halves)."""
     rows = row0 + tl.arange(0, BM)
     ok = rows < end
     tok = (tl.load(sorted_ptr + rows, mask=ok, other=0) // TOPK).to(tl.int64)
-    gate_rows = e.to(tl.int64) * 2 * I + n
     k = tl.arange(0, BK)
-    acc_g = tl.zeros((BN, BM), dtype=tl.float32)
-    acc_u = tl.zeros((BN, BM), dtype=tl.float32)
-    for kw0 in range(0, KW, BK // 8):
-        at = tl.trans(tl.load(x_ptr + tok[:, None] * H + 8 * kw0 + k[None, :], mask=ok[:, None], other=0.0))
-        acc_g = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_g, UPCAST)
-        acc_u = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows + I, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_u, UPCAST)
-    h = _swiglu(acc_g, acc_u, limit)
+    if FUSE:
+        i = tl.arange(0, 2 * BN)
+        w_rows = e.to(tl.int64) * 2 * I + tl.program_id(0) * BN + (i // 16) * 8 + i % 8 + tl.where(i % 16 >= 8, I, 0)
+        acc = tl.zeros((2 * BN, BM), dtype=tl.float32)
+        for kw0 in range(0, KW, BK // 8):
+            at = tl.trans(tl.load(x_ptr + tok[:, None] * H + 8 * kw0 + k[None, :], mask=ok[:, None], other=0.0))
+            acc = _mm(_mxfp4_tile_words(w_ptr, s_ptr, w_rows, KW, KSW, kw0, 2 * BN, BK, FAST, K8), at, acc, UPCAST)
+        acc_g, acc_u = tl.split(tl.permute(tl.reshape(acc, (BN // 8, 2, 8, BM)), (0, 2, 3, 1)))
+        h = _swiglu(tl.reshape(acc_g, (BN, BM)), tl.reshape(acc_u, (BN, BM)), limit)
+    else:
+        gate_rows = e.to(tl.int64) * 2 * I + n
+        acc_g = tl.zeros((BN, BM), dtype=tl.float32)
+        acc_u = tl.zeros((BN, BM), dtype=tl.float32)
+        for kw0 in range(0, KW, BK // 8):
+            at = tl.trans(tl.load(x_ptr + tok[:, None] * H + 8 * kw0 + k[None, :], mask=ok[:, None], other=0.0))
+            acc_g = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_g, UPCAST)
+            acc_u = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows + I, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_u,
+                        UPCAST)
+        h = _swiglu(acc_g, acc_u, limit)
     col = _perm_k8_col(n) if K8 else n
     tl.store(h_ptr + rows[None, :].to(tl.int64) * I + col[:, None], to_bf16(h, UPCAST), mask=ok[None, :])
 
@@ -1290,10 +1308,11 @@ def _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H,
 def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, h_ptr, H, I, KW, KSW, E, limit,
                            TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                            E_PAD: tl.constexpr, UPCAST: tl.constexpr, FAST: tl.constexpr, K8: tl.constexpr,
-                           TAILS: tl.constexpr):
+                           TAILS: tl.constexpr, FUSE: tl.constexpr):
     """v2's tiles transposed: the decoded weights [BN, BK] are the A operand and the gathered activations, transposed
     in shared memory, the B operand; the accumulators are [BN, BM]. K8 (v10): x and h in the `perm_k8` order. TAILS
-    (v11, BM >= 64): a row tile with at most BM/4 or BM/2 real rows (an expert's last) runs that many rows."""
+    (v11, BM >= 64): a row tile with at most BM/4 or BM/2 real rows (an expert's last) runs that many rows. FUSE (v12):
+    gate and up in one A tile (`_gate_up_v9_rows`)."""
     row0 = tl.program_id(1) * BM
     if row0 >= tl.load(offsets_ptr + E): return
     e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
@@ -1301,13 +1320,13 @@ def _moe_gate_up_v9_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_
     real = end - row0 if TAILS else BM             # without TAILS a constant: one full-width tile, compiled alone
     if real <= BM // 4:
         _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit, TOPK, BM // 4,
-                         BN, BK, UPCAST, FAST, K8)
+                         BN, BK, UPCAST, FAST, K8, FUSE)
     elif real <= BM // 2:
         _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit, TOPK, BM // 2,
-                         BN, BK, UPCAST, FAST, K8)
+                         BN, BK, UPCAST, FAST, K8, FUSE)
     else:
         _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit, TOPK, BM, BN,
-                         BK, UPCAST, FAST, K8)
+                         BK, UPCAST, FAST, K8, FUSE)
 
 
 @triton.jit
@@ -1409,7 +1428,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     if config is None and cfg.kernel in V9_KERNELS and not _int32_aligned(*experts):
         cfg = moe_default_config(T * k, E, H, I, wgmma=True)     # v9 reads int32 words: misaligned views take v2
     if cfg.kernel not in KERNELS:
-        raise InputError(f"config.kernel: expected one of 'v1' to 'v11', got {cfg.kernel!r}")
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v12', got {cfg.kernel!r}")
     split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
@@ -1429,8 +1448,8 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
             raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
                              "boundary of their storage")
     if cfg.kernel in V9_KERNELS:
-        if cfg.kernel == "v11" and cfg.block_m < 64:
-            raise InputError(f"config: v11 runs an expert's last row tile with block_m / 4 or / 2 rows, so block_m must "
+        if cfg.kernel in ("v11", "v12") and cfg.block_m < 64:
+            raise InputError(f"config: {cfg.kernel} runs an expert's last row tile with block_m / 4 or / 2 rows, so block_m must "
                              f"be at least 64, got {cfg.block_m}")
         for gemm, tile, k_size in (("gate/up", cfg.gate_up, H), ("down", cfg.down, I)):
             if tile.block_k not in (32, 64, 128) or k_size % 128:
@@ -1475,12 +1494,12 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, num_warps=dn.num_warps, num_stages=1)
     elif cfg.kernel in V9_KERNELS:
-        i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel == "v11"
+        i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel in ("v11", "v12")
         launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8(x) if k8 else x, al.sorted_ids,
                al.offsets, al.counts, i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E,
                float(swiglu_limit), TOPK=k,
                BM=cfg.block_m, BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
-               TAILS=tails, num_warps=up.num_warps, num_stages=up.num_stages)
+               TAILS=tails, FUSE=cfg.kernel == "v12", num_warps=up.num_warps, num_stages=up.num_stages)
         launch(_moe_down_v9_kernel, (H // dn.block_n, al.max_tiles), h, al.sorted_ids, al.offsets, al.counts, weights,
                i32(experts.w2), i32(experts.w2_scale), pairs, H, I, I // 8, I // 128, E, BM=cfg.block_m,
                BN=dn.block_n, BK=dn.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
@@ -1631,7 +1650,7 @@ def _tile_name(cfg: MoEConfig) -> str:
 
 @benchmark("moe_tune", "expert GEMM configs side by side, v1 (the first kernels), v2 tiles, v3-v6 (split K) and v7 (T = 1): "
            "T = 1 and 64 (decode tiles, vs copy bandwidth) and T = 8192 (prefill tiles, vs the Triton GEMM rate; "
-           "--quick: v1 and the decode defaults' tiles in v4-v6, v1, v2, v11 and v9 at T = 8192)")
+           "--quick: v1 and the decode defaults' tiles in v4-v6, v1, v2, v11, v12 and v9 at T = 8192)")
 def _bench_moe_tune(ctx):
     s = DSV41_MOE
     H, I, E, k = s.hidden, s.intermediate, s.experts, s.top_k
@@ -1639,7 +1658,7 @@ def _bench_moe_tune(ctx):
     ex = _random_experts(E, H, I, ctx.device)
     wg = (torch.randn(E, H, device=ctx.device) * H**-0.5).bfloat16()
     bias = torch.randn(E, device=ctx.device) * 0.1
-    prefill = MOE_TUNE_PREFILL[:4] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1, v2, v11 and v9 at T = 8192
+    prefill = MOE_TUNE_PREFILL[:5] if ctx.quick else MOE_TUNE_PREFILL     # --quick: v1, v2, v11, v12, v9 at T = 8192
     decode = MOE_TUNE_DECODE_QUICK if ctx.quick else MOE_TUNE_DECODE
     for T, cfgs in ((1, (*MOE_TUNE_TINY, *decode)), (64, decode), (8192, prefill)):
         n = 2 if T >= 512 else 8

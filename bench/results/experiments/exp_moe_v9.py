@@ -19,7 +19,7 @@ torch.manual_seed(0)
 ex = moe._random_experts(E, H, I, dev)
 wg = (torch.randn(E, H, device=dev) * H**-0.5).bfloat16()
 bias = torch.randn(E, device=dev) * 0.1
-cfgs = {"v2 (default)": moe.MOE_PREFILL, **{moe._tile_name(c): c for c in moe.MOE_TUNE_PREFILL if c.kernel in ("v9", "v11")}}
+cfgs = {"v2 (default)": moe.MOE_PREFILL, **{moe._tile_name(c): c for c in moe.MOE_TUNE_PREFILL if c.kernel in ("v9", "v11", "v12")}}
 if os.environ.get("MOE_CFGS"):      # more configs, as ';'-separated MoEConfig expressions (C = MoEConfig, G = MoEGemmTile)
     env = dict(C=moe.MoEConfig, G=moe.MoEGemmTile)
     cfgs.update({moe._tile_name(c): c for c in (eval(e, env) for e in os.environ["MOE_CFGS"].split(";"))})
