@@ -18,8 +18,8 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPLIT_KERNELS', 'SPLIT_FIELD_KERNELS', 'MMA_KERNELS',
-           'V9_KERNELS', 'KERNELS', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL', 'MOE_DECODE_DEEP',
-           'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
+           'V9_KERNELS', 'TAIL_KERNELS', 'KERNELS', 'MOE_DECODE_V1', 'MOE_PREFILL_V1', 'MOE_DECODE', 'MOE_PREFILL',
+           'MOE_DECODE_DEEP', 'MOE_DECODE_SPLIT', 'MOE_DECODE_SPLIT4', 'MOE_DECODE_SPLIT_WIDE', 'MOE_DECODE_SPLIT_DEEP',
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
@@ -402,6 +402,7 @@ SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels a
 SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8")          # the kernels that read split_up / split_down / direct_pairs
 MMA_KERNELS = {"v7": 8, "v8": 16}                             # codes straight into `mma.sync` registers: rows a warp
 V9_KERNELS = ("v9", "v10", "v11", "v12")                              # v9's kernels: word decode, bf16 operand layout
+TAIL_KERNELS = ("v11", "v12")                                         # narrow last row tiles (TAILS)
 KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, *V9_KERNELS)
 MOE_DECODE_V1 = MoEConfig(16, MoEGemmTile(64, 128, 4, 3), MoEGemmTile(64, 64, 4, 4), kernel="v1")
 MOE_PREFILL_V1 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v1")
@@ -1271,6 +1272,12 @@ def _mxfp4_tile_words(w_ptr, s_ptr, rows, KW, KSW, kw0, BN: tl.constexpr, BK: tl
 
 
 @triton.jit
+def _rows_t(ptr, rows, stride, k0, k, ok):
+    "Rows `rows` (int64, masked by `ok`) of a bf16 matrix, columns k0 + k, transposed: the B operand [BK, BM] of v9."
+    return tl.trans(tl.load(ptr + rows[:, None] * stride + k0 + k[None, :], mask=ok[:, None], other=0.0))
+
+
+@triton.jit
 def _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H, I, KW, KSW, limit,
                      TOPK: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, UPCAST: tl.constexpr,
                      FAST: tl.constexpr, K8: tl.constexpr, FUSE: tl.constexpr):
@@ -1286,7 +1293,7 @@ def _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H,
         w_rows = e.to(tl.int64) * 2 * I + tl.program_id(0) * BN + (i // 16) * 8 + i % 8 + tl.where(i % 16 >= 8, I, 0)
         acc = tl.zeros((2 * BN, BM), dtype=tl.float32)
         for kw0 in range(0, KW, BK // 8):
-            at = tl.trans(tl.load(x_ptr + tok[:, None] * H + 8 * kw0 + k[None, :], mask=ok[:, None], other=0.0))
+            at = _rows_t(x_ptr, tok, H, 8 * kw0, k, ok)
             acc = _mm(_mxfp4_tile_words(w_ptr, s_ptr, w_rows, KW, KSW, kw0, 2 * BN, BK, FAST, K8), at, acc, UPCAST)
         acc_g, acc_u = tl.split(tl.permute(tl.reshape(acc, (BN // 8, 2, 8, BM)), (0, 2, 3, 1)))
         h = _swiglu(tl.reshape(acc_g, (BN, BM)), tl.reshape(acc_u, (BN, BM)), limit)
@@ -1295,7 +1302,7 @@ def _gate_up_v9_rows(x_ptr, sorted_ptr, w_ptr, s_ptr, h_ptr, row0, end, e, n, H,
         acc_g = tl.zeros((BN, BM), dtype=tl.float32)
         acc_u = tl.zeros((BN, BM), dtype=tl.float32)
         for kw0 in range(0, KW, BK // 8):
-            at = tl.trans(tl.load(x_ptr + tok[:, None] * H + 8 * kw0 + k[None, :], mask=ok[:, None], other=0.0))
+            at = _rows_t(x_ptr, tok, H, 8 * kw0, k, ok)
             acc_g = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_g, UPCAST)
             acc_u = _mm(_mxfp4_tile_words(w_ptr, s_ptr, gate_rows + I, KW, KSW, kw0, BN, BK, FAST, K8), at, acc_u,
                         UPCAST)
@@ -1341,8 +1348,7 @@ def _down_v9_rows(h_ptr, sorted_ptr, topk_w_ptr, w_ptr, s_ptr, out_ptr, row0, en
     k = tl.arange(0, BK)
     acc = tl.zeros((BN, BM), dtype=tl.float32)
     for kw0 in range(0, KW, BK // 8):
-        at = tl.trans(tl.load(h_ptr + rows[:, None].to(tl.int64) * I + 8 * kw0 + k[None, :], mask=ok[:, None],
-                              other=0.0))
+        at = _rows_t(h_ptr, rows.to(tl.int64), I, 8 * kw0, k, ok)
         acc = _mm(_mxfp4_tile_words(w_ptr, s_ptr, w_rows, KW, KSW, kw0, BN, BK, FAST, K8), at, acc, UPCAST)
     acc = acc * tl.load(topk_w_ptr + pair, mask=ok, other=0.0)[None, :]
     tl.store(out_ptr + pair[None, :] * H + n[:, None], acc, mask=ok[None, :])
@@ -1448,9 +1454,9 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
             raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
                              "boundary of their storage")
     if cfg.kernel in V9_KERNELS:
-        if cfg.kernel in ("v11", "v12") and cfg.block_m < 64:
-            raise InputError(f"config: {cfg.kernel} runs an expert's last row tile with block_m / 4 or / 2 rows, so block_m must "
-                             f"be at least 64, got {cfg.block_m}")
+        if cfg.kernel in TAIL_KERNELS and cfg.block_m < 64:
+            raise InputError(f"config: {cfg.kernel} runs an expert's last row tile with block_m / 4 or / 2 rows, so "
+                             f"block_m must be at least 64, got {cfg.block_m}")
         for gemm, tile, k_size in (("gate/up", cfg.gate_up, H), ("down", cfg.down, I)):
             if tile.block_k not in (32, 64, 128) or k_size % 128:
                 raise InputError(f"{gemm} GEMM ({cfg.kernel}): block_k must be 32, 64 or 128 and K ({k_size}) a "
@@ -1494,7 +1500,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, num_warps=dn.num_warps, num_stages=1)
     elif cfg.kernel in V9_KERNELS:
-        i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel in ("v11", "v12")
+        i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel in TAIL_KERNELS
         launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8(x) if k8 else x, al.sorted_ids,
                al.offsets, al.counts, i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E,
                float(swiglu_limit), TOPK=k,
