@@ -475,7 +475,8 @@ MOE_TUNE_DECODE_QUICK += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
 MOE_PREFILL_V9 = MoEConfig(64, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 3), kernel="v9")
 MOE_PREFILL_V11 = MOE_PREFILL_V9._replace(kernel="v11", down=MoEGemmTile(128, 64, 4, 3))
 # v12: v11 with gate and up rows in one A tile: the same 404 instructions a K step on sm_80 but 167 registers instead of
-# 228, so three CTAs an SM where shared memory allows (A100, H200; two on sm_86); not yet timed
+# 228, so three CTAs an SM where shared memory allows (A100, H200; two on sm_86): 15.6 / 15.9 ms against v11's 16.5 /
+# 17.2 (SM80 ISA, triton 3.6 / 3.8, run 139)
 MOE_PREFILL_V12 = MOE_PREFILL_V11._replace(kernel="v12")
 MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V12, MOE_PREFILL_V9,
                     MOE_PREFILL._replace(kernel="v9"),
@@ -497,11 +498,12 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V1
 # 64 x 64 two-warp tiles (T = 64: 2.43 / 2.26 ms against 3.12 / 2.37 ms). Prefill (2026-12-03, runs 129-130, T = 8192):
 # v9's 64 x 64 x 4-warp tiles where Triton lowers to `mma.sync` (Ampere, or the SM80 ISA: 17.7 / 18.8 ms under
 # triton 3.6 / 3.8 against v2's 29.1 / 34.4), with v11's narrow last tiles since run 134 (17.3 / 17.7 ms) and its
-# 128-column down tile since run 138 (16.6 ms under triton 3.6; not yet timed under 3.8); where it lowers to wgmma
-# (Hopper) v2's 128 x 64 x 8-warp tiles stay (triton 3.8 natively: 16.5 ms against v9's 20.2).
+# 128-column down tile since run 138 (16.6 ms under triton 3.6), and v12's single gate/up operand since run 139
+# (15.6 / 15.9 ms under triton 3.6 / 3.8); where it lowers to wgmma (Hopper) v2's 128 x 64 x 8-warp tiles stay
+# (triton 3.8 natively: 16.5 ms against v9's 20.2).
 MOE_TINY_DEFAULT = MOE_TINY_V8
 MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
-MOE_PREFILL_DEFAULT = MOE_PREFILL_V11
+MOE_PREFILL_DEFAULT = MOE_PREFILL_V12
 MOE_PREFILL_WGMMA = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
     allow_shared_memory(_name, 64 * 1024, "tuning variants only (deeper cp.async pipelines, wider tiles; the default "

@@ -1,7 +1,8 @@
 """MoE prefill: v9 (codes and scales read as int32 words, decoded weights as the A operand in the bf16 operand
 layout) against v2, the prefill default (2026-12-03). T = 8,192 tokens, top-6 of 384 experts, 5120 -> 2304 -> 5120,
 random MXFP4 experts; each config's output compared with v2's (rel. error) and timed (CUDA-graph replay, two
-rotated inputs). MOE_T=T1,T2 picks other sizes; MOE_CFGS adds configs (run 130's sweep).
+rotated inputs). MOE_T=T1,T2 picks other sizes; MOE_CFGS adds configs (run 130's sweep); MOE_SWEEP=0 times only
+v2 and MOE_CFGS (M names the moe module there, e.g. M.MOE_PREFILL_V12).
 Usage: python exp_moe_v9.py OUT.json"""
 import json, os, sys, time
 import torch, triton
@@ -19,9 +20,11 @@ torch.manual_seed(0)
 ex = moe._random_experts(E, H, I, dev)
 wg = (torch.randn(E, H, device=dev) * H**-0.5).bfloat16()
 bias = torch.randn(E, device=dev) * 0.1
-cfgs = {"v2 (default)": moe.MOE_PREFILL, **{moe._tile_name(c): c for c in moe.MOE_TUNE_PREFILL if c.kernel in ("v9", "v11", "v12")}}
+cfgs = {"v2": moe.MOE_PREFILL}
+if os.environ.get("MOE_SWEEP", "1") != "0":
+    cfgs.update({moe._tile_name(c): c for c in moe.MOE_TUNE_PREFILL if c.kernel in ("v9", "v11", "v12")})
 if os.environ.get("MOE_CFGS"):      # more configs, as ';'-separated MoEConfig expressions (C = MoEConfig, G = MoEGemmTile)
-    env = dict(C=moe.MoEConfig, G=moe.MoEGemmTile)
+    env = dict(C=moe.MoEConfig, G=moe.MoEGemmTile, M=moe)
     cfgs.update({moe._tile_name(c): c for c in (eval(e, env) for e in os.environ["MOE_CFGS"].split(";"))})
 for T in [int(t) for t in os.environ.get("MOE_T", "8192").split(",")]:
     xs = [torch.randn(T, H, device=dev).bfloat16() for _ in range(2)]
