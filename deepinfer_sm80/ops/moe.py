@@ -24,12 +24,13 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
            'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_DECODE_V9', 'MOE_DECODE_V9_W2',
-           'MOE_PREFILL_V9', 'MOE_PREFILL_V11', 'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT',
-           'MOE_DECODE_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref',
-           'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts',
-           'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment',
-           'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4',
-           'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
+           'MOE_DECODE_V13', 'MOE_DECODE_V13_W2', 'MOE_TUNE_V13', 'MOE_PREFILL_V9', 'MOE_PREFILL_V11',
+           'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_MID_DEFAULT',
+           'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
+           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
+           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
+           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32',
+           'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -384,8 +385,9 @@ class MoEConfig(NamedTuple):
     weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128), "v10" (v9 with
     x and h in the `perm_k8` order, so the decode skips v9's four permutes a word), "v11" (v9 with an expert's last row
     tile block_m / 4 or block_m / 2 rows wide when its real rows fit: fewer padded rows; block_m at least 64), "v12"
-    (v11 with the gate and up rows of a tile in one A operand, one accumulator: fewer registers) or "v1" (the first
-    kernels, kept to time against)."""
+    (v11 with the gate and up rows of a tile in one A operand, one accumulator: fewer registers), "v13" (v8 on the
+    pairs sorted by expert, tiles of up to block_m = 8 pairs: one B column a pair; split_down as v3) or "v1" (the
+    first kernels, kept to time against)."""
     block_m: int
     gate_up: MoEGemmTile
     down: MoEGemmTile
@@ -399,8 +401,8 @@ class MoEConfig(NamedTuple):
 
 
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
-SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8")          # the kernels that read split_up / split_down / direct_pairs
-MMA_KERNELS = {"v7": 8, "v8": 16}                             # codes straight into `mma.sync` registers: rows a warp
+SPLIT_FIELD_KERNELS = (*SPLIT_KERNELS, "v7", "v8", "v13")   # the kernels that read split_up / split_down / direct_pairs
+MMA_KERNELS = {"v7": 8, "v8": 16, "v13": 16}                  # codes straight into `mma.sync` registers: rows a warp
 V9_KERNELS = ("v9", "v10", "v11", "v12")                              # v9's kernels: word decode, bf16 operand layout
 TAIL_KERNELS = ("v11", "v12")                                         # narrow last row tiles (TAILS)
 KERNELS = ("v1", "v2", *SPLIT_FIELD_KERNELS, *V9_KERNELS)
@@ -468,6 +470,15 @@ MOE_DECODE_V9 = MoEConfig(16, MoEGemmTile(64, 64, 4, 3), MoEGemmTile(64, 64, 4, 
 MOE_DECODE_V9_W2 = MoEConfig(16, MoEGemmTile(32, 64, 2, 4), MoEGemmTile(32, 64, 2, 4), kernel="v9")
 MOE_TUNE_DECODE += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
 MOE_TUNE_DECODE_QUICK += (MOE_DECODE_V9, MOE_DECODE_V9_W2)
+# v13: v8's loop on sorted tiles of up to 8 pairs (one B column a pair). Run 141, T = 64: 1.59 ms with 2-warp tiles
+# against v5's 2.22 / 2.30 (native / SM80 ISA); 1-warp tiles 1.64, the down K in two slices 1.70
+MOE_DECODE_V13 = MoEConfig(8, MoEGemmTile(16, 256, 1, 1), MoEGemmTile(16, 256, 1, 1), kernel="v13")
+MOE_DECODE_V13_W2 = MOE_DECODE_V13._replace(gate_up=MoEGemmTile(32, 256, 2, 1), down=MoEGemmTile(32, 256, 2, 1))
+MOE_TUNE_V13 = (MOE_DECODE_V13_W2, MOE_DECODE_V13,
+                MOE_DECODE_V13._replace(gate_up=MoEGemmTile(16, 128, 1, 1), down=MoEGemmTile(16, 128, 1, 1)),
+                MOE_DECODE_V13._replace(down=MoEGemmTile(16, 128, 1, 1), split_down=2))
+MOE_TUNE_DECODE += MOE_TUNE_V13
+MOE_TUNE_DECODE_QUICK += MOE_TUNE_V13[:2]
 # v9: 64 x 64 x 4-warp tiles (two CTAs an SM by registers), the winner of the SM80-ISA sweep (run 130). v11: the same
 # with each expert's last row tile 16, 32 or 64 rows wide (run 134), and a down tile of 128 columns: each warp's 32
 # columns halve the activation reads from shared memory an HMMA (run 138: 16.6 against 17.2 ms; 255 registers on sm_80,
@@ -501,8 +512,12 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V1
 # 128-column down tile since run 138 (16.6 ms under triton 3.6), and v12's single gate/up operand since run 139
 # (15.6 / 15.9 ms under triton 3.6 / 3.8); where it lowers to wgmma (Hopper) v2's 128 x 64 x 8-warp tiles stay
 # (triton 3.8 natively: 16.5 ms against v9's 20.2).
+# Since run 141, up to 8 pairs an expert on average (T <= 512 at 384 experts, top-6): v13 with 2-warp tiles (T = 16 /
+# 64 / 128 / 512: 0.63 / 1.59 / 2.11 / 3.96 ms against v5's 0.83-0.87 / 2.22-2.30 / 3.07-3.18 / 4.53-4.71); v5 from
+# there to 32 pairs an expert (T < 2,048), where v13's tiles would read an expert's weights once per 8 pairs.
 MOE_TINY_DEFAULT = MOE_TINY_V8
-MOE_DECODE_DEFAULT = MOE_DECODE_V5_W2
+MOE_DECODE_DEFAULT = MOE_DECODE_V13_W2
+MOE_MID_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL_V12
 MOE_PREFILL_WGMMA = MOE_PREFILL
 for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_split_kernel", "_moe_down_split_kernel"):
@@ -523,13 +538,15 @@ def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
 
 def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.hidden,
                        intermediate: int = DSV41_MOE.intermediate, wgmma: bool = False) -> MoEConfig:
-    """Decode tiles (16 rows) while an expert sees fewer than ~32 rows on average (the direct tiles up to their
-    `direct_pairs`), else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no multiple of 128); block
+    """v8's direct tiles up to their `direct_pairs`, v13's sorted 8-pair tiles while an expert sees at most 8 pairs
+    on average, v5's 16-row tiles up to ~32, else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no multiple of 128); block
     sizes halved where they do not divide the model's sizes (small test models)."""
     if n_pairs <= MOE_TINY_DEFAULT.direct_pairs:
         cfg = MOE_TINY_DEFAULT
-    elif n_pairs < 32 * num_experts:
+    elif n_pairs <= 8 * num_experts:
         cfg = MOE_DECODE_DEFAULT
+    elif n_pairs < 32 * num_experts:
+        cfg = MOE_MID_DEFAULT
     else:
         v9 = not wgmma and hidden % 128 == 0 and intermediate % 128 == 0
         cfg = MOE_PREFILL_DEFAULT if v9 else MOE_PREFILL_WGMMA
@@ -1225,6 +1242,84 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN, SWIGLU, FAST, True)
 
 
+# %% ../../nbs/04c_moe.ipynb #dcdc9351
+@triton.jit
+def _moe_v13_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I,
+                    E, limit, NW: tl.constexpr, R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr,
+                    FAST: tl.constexpr, E_PAD: tl.constexpr):
+    """v13: v8 on the sorted pairs, one tile of up to 8 pairs of one expert a program (`moe_align` with block_m 8):
+    lane (g, q) loads the activations of the tile's pair g into B column g, so one `mma.sync` serves the tile's pairs
+    where v8 fills one column. Rows, words and scales as in v8 (warp w: 16 rows; R quads of words a K step). The
+    program writes a [16 NW rows, 8 pairs] tile: SWIGLU (SPLIT 1) each pair's h (clamped SwiGLU of 8 NW gate rows and
+    their up rows, bf16, `perm_k8` order) to out `[NP, I]`, indexed by pair; else rows times the routing weight to
+    out `[SPLIT, NP, N]` (fp32). Programs past the padded total return at once."""
+    BN: tl.constexpr = 16 * NW
+    BT: tl.constexpr = 32 * NW * R
+    row0 = tl.program_id(1) * 8
+    if row0 >= tl.load(offsets_ptr + E):
+        return
+    e, end = _tile_expert(offsets_ptr, counts_ptr, row0, E, E_PAD)
+    e = e.to(tl.int64)
+    c = tl.arange(0, 8)
+    c_ok = row0 + c < end
+    pair = tl.load(sorted_ptr + row0 + c, mask=c_ok, other=0)               # the tile's pairs, column c
+    sid = tl.program_id(2)
+    kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)          # the wrapper checks K against the tile and split
+    if FAST:
+        t = tl.arange(0, BT)[:, None]
+        i = tl.arange(0, 4)[None, :]
+        lane = t % 32
+        quad = t // (32 * NW) * 4 + lane % 4
+        n_g = t // 32 % NW * 16 + lane // 4                       # the slot's rows: n_g and n_g + 8
+        wpg = w_ptr + (e * N + _mma_row(n_g, I, BN, SWIGLU)) * KW + quad * 4 + i
+        wph = w_ptr + (e * N + _mma_row(n_g + 8, I, BN, SWIGLU)) * KW + quad * 4 + i
+        spg = s_ptr + (e * N + _mma_row(n_g, I, BN, SWIGLU)) * KS + quad
+        sph = s_ptr + (e * N + _mma_row(n_g + 8, I, BN, SWIGLU)) * KS + quad
+        g_ok = row0 + lane // 4 < end                             # lane (g, q) holds B column g: the tile's pair g
+        pg = tl.load(sorted_ptr + row0 + lane // 4, mask=g_ok, other=0)
+        xq0 = x_ptr + (pg // XDIV).to(tl.int64) * (KW * 4) + quad * 16      # + 4 w + j: pair j of the quad's word w
+        acc = tl.zeros((BT, 4), dtype=tl.float32)
+        for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
+            wg = tl.load(wpg + kw0)
+            wh = tl.load(wph + kw0)
+            sg = tl.load(spg + kw0 // 4)
+            sh = tl.load(sph + kw0 // 4)
+            xq = xq0 + kw0 * 4
+            x0 = tl.load(xq + i, mask=g_ok, other=0)
+            x1 = tl.load(xq + 4 + i, mask=g_ok, other=0)
+            x2 = tl.load(xq + 8 + i, mask=g_ok, other=0)
+            x3 = tl.load(xq + 12 + i, mask=g_ok, other=0)
+            acc += _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3)
+        acc = tl.where(_lane_id(acc.to(tl.int32, bitcast=True)) == lane, acc, float("nan"))   # another layout: NaN
+        # element 2 h + b of slot t = D[row 16 (t // 32 % NW) + 8 h + (t % 32) // 4][column 2 (t % 4) + b]
+        d = tl.reshape(tl.sum(tl.reshape(acc, (R, 32 * NW, 4)), axis=0), (NW, 8, 4, 2, 2))
+        tile = tl.reshape(tl.permute(d, (0, 3, 1, 2, 4)), (BN, 8))            # [local row, column]
+    else:                                                          # interpreter: the same sums from word dots
+        n = tl.arange(0, BN)
+        rows = e * N + _mma_row(n, I, BN, SWIGLU)
+        xr = x_ptr + (pair // XDIV).to(tl.int64)[:, None] * (KW * 4)
+        tile = tl.zeros((BN, 8), dtype=tl.float32)
+        for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
+            kw = kw0 + tl.arange(0, 16 * R)[None, :]
+            w = tl.load(w_ptr + rows[:, None] * KW + kw)[:, None, :]                     # [BN, 1, words]
+            sc = ue8m0_to_f32(tl.load(s_ptr + rows[:, None] * KS + kw // 4))[:, None, :]
+            xa, xb, xc, xd = (tl.load(xr + kw * 4 + j, mask=c_ok[:, None], other=0)[None, :, :] for j in range(4))
+            tile += tl.sum(_word_dot_f32(w, xa, xb, xc, xd) * sc, axis=2)
+    if SWIGLU:
+        gate, up = tl.split(tl.permute(tl.reshape(tile, (2, BN // 2, 8)), (1, 2, 0)))
+        h = _swiglu(gate, up, limit)
+        col = _perm_k8_col(tl.program_id(0) * (BN // 2) + tl.arange(0, BN // 2))
+        hp = out_ptr + pair.to(tl.int64)[None, :] * I + col[:, None]
+        if FAST:
+            tl.store(hp, h.to(tl.bfloat16), mask=c_ok[None, :])
+        else:
+            tl.store(hp, to_bf16(h, True), mask=c_ok[None, :])
+    else:
+        n = tl.program_id(0) * BN + tl.arange(0, BN)
+        wt = tl.load(wt_ptr + pair, mask=c_ok, other=0.0)
+        tl.store(out_ptr + (sid * NP + pair).to(tl.int64)[None, :] * N + n[:, None], tile * wt[None, :],
+                 mask=c_ok[None, :])
+
 # %% ../../nbs/04c_moe.ipynb #9ce48f32
 @triton.jit
 def _e2m1_words_bf16(w, s2, K8: tl.constexpr):
@@ -1436,7 +1531,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     if config is None and cfg.kernel in V9_KERNELS and not _int32_aligned(*experts):
         cfg = moe_default_config(T * k, E, H, I, wgmma=True)     # v9 reads int32 words: misaligned views take v2
     if cfg.kernel not in KERNELS:
-        raise InputError(f"config.kernel: expected one of 'v1' to 'v12', got {cfg.kernel!r}")
+        raise InputError(f"config.kernel: expected one of 'v1' to 'v13', got {cfg.kernel!r}")
     split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
         if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
@@ -1444,7 +1539,10 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                              f"{tile.block_k} x {sp} K splits), block_k a multiple of {MXFP4_GROUP}")
     if cfg.kernel in MMA_KERNELS:
         kn, rows = cfg.kernel, MMA_KERNELS[cfg.kernel]
-        if T * k > cfg.direct_pairs:
+        if kn == "v13" and cfg.block_m != 8:
+            raise InputError(f"config: v13 puts up to 8 pairs in the 8 B columns of a tile, so block_m must be 8, got "
+                             f"{cfg.block_m}")
+        if kn != "v13" and T * k > cfg.direct_pairs:
             raise InputError(f"config: {kn} runs up to direct_pairs = {cfg.direct_pairs} (token, slot) pairs, got {T * k}")
         for gemm, tile in (("gate/up", cfg.gate_up), ("down", cfg.down)):
             R = tile.block_k // 128
@@ -1491,6 +1589,16 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_down_kernel, (al.max_tiles, H // dn.block_n), h, al.sorted_ids, al.offsets, al.counts, weights,
                experts.w2, experts.w2_scale, pairs, H, I, E, BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k,
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
+    elif cfg.kernel == "v13":       # h indexed by pair: its first T k rows
+        srt = (al.sorted_ids, al.offsets, al.counts)
+        launch(_moe_v13_kernel, (2 * I // up.block_n, al.max_tiles, 1), perm_k8(x).view(torch.int32), *srt,
+               experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
+               I, E, float(swiglu_limit), NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True, FAST=not interp,
+               E_PAD=E_PAD, num_warps=up.num_warps, num_stages=1)
+        launch(_moe_v13_kernel, (H // dn.block_n, al.max_tiles, split[1]), h.view(torch.int32), *srt,
+               experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
+               E, float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
+               FAST=not interp, E_PAD=E_PAD, num_warps=dn.num_warps, num_stages=1)
     elif cfg.kernel in MMA_KERNELS:
         kern, xperm = (_moe_v7_kernel, perm_k32) if cfg.kernel == "v7" else (_moe_v8_kernel, perm_k8)
         launch(kern, (2 * I // up.block_n, T * k, 1), xperm(x).view(torch.int32), al.sorted_ids,
