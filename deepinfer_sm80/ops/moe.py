@@ -1181,6 +1181,29 @@ def _mxfp4_mma_rows16(wg, wh, sg, sh, x0, x1, x2, x3):
 
 
 @triton.jit
+def _rows16_ptrs(w_ptr, s_ptr, e, n_g, quad, i, N, KW, KS, I, BN: tl.constexpr, SWIGLU: tl.constexpr):
+    "v8 / v13: a slot's word pointers (its quad's 4 words of rows g and g + 8 of expert e) and their scale pointers."
+    rg = e * N + _mma_row(n_g, I, BN, SWIGLU)
+    rh = e * N + _mma_row(n_g + 8, I, BN, SWIGLU)
+    return w_ptr + rg * KW + quad * 4 + i, w_ptr + rh * KW + quad * 4 + i, s_ptr + rg * KS + quad, s_ptr + rh * KS + quad
+
+
+@triton.jit
+def _rows16_step(wpg, wph, spg, sph, xq, i, xm):
+    """One K step of v8 / v13 (compiled path): the words and scales at the four pointers times the activations at xq
+    (pairs j of the quad's words w at 4 w + j; slots where xm is false load zeros) -> the slot's D fragment."""
+    wg = tl.load(wpg)
+    wh = tl.load(wph)
+    sg = tl.load(spg)
+    sh = tl.load(sph)
+    x0 = tl.load(xq + i, mask=xm, other=0)
+    x1 = tl.load(xq + 4 + i, mask=xm, other=0)
+    x2 = tl.load(xq + 8 + i, mask=xm, other=0)
+    x3 = tl.load(xq + 12 + i, mask=xm, other=0)
+    return _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3)
+
+
+@triton.jit
 def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I, limit, NW: tl.constexpr,
                    R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr, FAST: tl.constexpr):
     """v8, one (token, slot) pair a program, like v7 but with the weights as the `mma.sync` A operand: warp w of
@@ -1193,14 +1216,9 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     BT: tl.constexpr = 32 * NW * R
     p, e, t, i, lane, quad = _mma_slots(ids_ptr, NW, R)
     n_g = t // 32 % NW * 16 + lane // 4                           # the slot's rows: n_g and n_g + 8
-    row_g = _mma_row(n_g, I, BN, SWIGLU)
-    row_h = _mma_row(n_g + 8, I, BN, SWIGLU)
     sid = tl.program_id(2)
     kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)          # the wrapper checks K against the tile and split
-    wpg = w_ptr + (e * N + row_g) * KW + quad * 4 + i
-    wph = w_ptr + (e * N + row_h) * KW + quad * 4 + i
-    spg = s_ptr + (e * N + row_g) * KS + quad
-    sph = s_ptr + (e * N + row_h) * KS + quad
+    wpg, wph, spg, sph = _rows16_ptrs(w_ptr, s_ptr, e, n_g, quad, i, N, KW, KS, I, BN, SWIGLU)
     xq0 = x_ptr + (p // XDIV).to(tl.int64) * (KW * 4) + quad * 16      # + 4 w + j: pair j of the quad's word w
     if FAST:
         xm = lane < 4                                            # lanes (0, q) hold B column 0: the pair's token
@@ -1208,18 +1226,14 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
         xm = lane >= 0                                           # every slot multiplies its own words
     acc = tl.zeros((BT, 4), dtype=tl.float32)
     for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
-        wg = tl.load(wpg + kw0)
-        wh = tl.load(wph + kw0)
-        sg = tl.load(spg + kw0 // 4)
-        sh = tl.load(sph + kw0 // 4)
         xq = xq0 + kw0 * 4
-        if FAST:                                                 # x_w: word w's pairs j = 0..3
-            x0 = tl.load(xq + i, mask=xm, other=0)
-            x1 = tl.load(xq + 4 + i, mask=xm, other=0)
-            x2 = tl.load(xq + 8 + i, mask=xm, other=0)
-            x3 = tl.load(xq + 12 + i, mask=xm, other=0)
-            acc += _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3)
+        if FAST:
+            acc += _rows16_step(wpg + kw0, wph + kw0, spg + kw0 // 4, sph + kw0 // 4, xq, i, xm)
         else:                                                    # element i = word i; x_j: its pair j
+            wg = tl.load(wpg + kw0)
+            wh = tl.load(wph + kw0)
+            sg = tl.load(spg + kw0 // 4)
+            sh = tl.load(sph + kw0 // 4)
             xa = tl.load(xq + 4 * i, mask=xm, other=0)
             xb = tl.load(xq + 4 * i + 1, mask=xm, other=0)
             xc = tl.load(xq + 4 * i + 2, mask=xm, other=0)
@@ -1271,25 +1285,13 @@ def _moe_v13_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, wt
         lane = t % 32
         quad = t // (32 * NW) * 4 + lane % 4
         n_g = t // 32 % NW * 16 + lane // 4                       # the slot's rows: n_g and n_g + 8
-        wpg = w_ptr + (e * N + _mma_row(n_g, I, BN, SWIGLU)) * KW + quad * 4 + i
-        wph = w_ptr + (e * N + _mma_row(n_g + 8, I, BN, SWIGLU)) * KW + quad * 4 + i
-        spg = s_ptr + (e * N + _mma_row(n_g, I, BN, SWIGLU)) * KS + quad
-        sph = s_ptr + (e * N + _mma_row(n_g + 8, I, BN, SWIGLU)) * KS + quad
+        wpg, wph, spg, sph = _rows16_ptrs(w_ptr, s_ptr, e, n_g, quad, i, N, KW, KS, I, BN, SWIGLU)
         g_ok = row0 + lane // 4 < end                             # lane (g, q) holds B column g: the tile's pair g
         pg = tl.load(sorted_ptr + row0 + lane // 4, mask=g_ok, other=0)
         xq0 = x_ptr + (pg // XDIV).to(tl.int64) * (KW * 4) + quad * 16      # + 4 w + j: pair j of the quad's word w
         acc = tl.zeros((BT, 4), dtype=tl.float32)
         for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
-            wg = tl.load(wpg + kw0)
-            wh = tl.load(wph + kw0)
-            sg = tl.load(spg + kw0 // 4)
-            sh = tl.load(sph + kw0 // 4)
-            xq = xq0 + kw0 * 4
-            x0 = tl.load(xq + i, mask=g_ok, other=0)
-            x1 = tl.load(xq + 4 + i, mask=g_ok, other=0)
-            x2 = tl.load(xq + 8 + i, mask=g_ok, other=0)
-            x3 = tl.load(xq + 12 + i, mask=g_ok, other=0)
-            acc += _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3)
+            acc += _rows16_step(wpg + kw0, wph + kw0, spg + kw0 // 4, sph + kw0 // 4, xq0 + kw0 * 4, i, g_ok)
         acc = tl.where(_lane_id(acc.to(tl.int32, bitcast=True)) == lane, acc, float("nan"))   # another layout: NaN
         # element 2 h + b of slot t = D[row 16 (t // 32 % NW) + 8 h + (t % 32) // 4][column 2 (t % 4) + b]
         d = tl.reshape(tl.sum(tl.reshape(acc, (R, 32 * NW, 4)), axis=0), (NW, 8, 4, 2, 2))
