@@ -539,8 +539,8 @@ def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
 def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.hidden,
                        intermediate: int = DSV41_MOE.intermediate, wgmma: bool = False) -> MoEConfig:
     """v8's direct tiles up to their `direct_pairs`, v13's sorted 8-pair tiles while an expert sees at most 8 pairs
-    on average, v5's 16-row tiles up to ~32, else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no multiple of 128); block
-    sizes halved where they do not divide the model's sizes (small test models)."""
+    on average, v5's 16-row tiles up to ~32, else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no
+    multiple of 128); block sizes halved where they do not divide the model's sizes (small test models)."""
     if n_pairs <= MOE_TINY_DEFAULT.direct_pairs:
         cfg = MOE_TINY_DEFAULT
     elif n_pairs <= 8 * num_experts:
@@ -1051,14 +1051,21 @@ def _perm_k8_col(n):
 
 
 @triton.jit
-def _mma_slots(ids_ptr, NW: tl.constexpr, R: tl.constexpr):
-    """The thread-slot tile of a v7 / v8 program: its pair p, the pair's expert e (int64), slot t [BT, 1] and word
-    i [1, 4] indices, and each slot's lane (t % 32) and quad (rep t // (32 NW) x 4 + lane % 4)."""
-    p = tl.program_id(1)
-    e = tl.load(ids_ptr + p).to(tl.int64)
+def _slot_grid(NW: tl.constexpr, R: tl.constexpr):
+    """The thread-slot tile of a v7 / v8 / v13 program: slot t [BT, 1] and word i [1, 4] indices, and each slot's
+    lane (t % 32) and quad (rep t // (32 NW) x 4 + lane % 4)."""
     t = tl.arange(0, 32 * NW * R)[:, None]
     lane = t % 32
-    return p, e, t, tl.arange(0, 4)[None, :], lane, t // (32 * NW) * 4 + lane % 4
+    return t, tl.arange(0, 4)[None, :], lane, t // (32 * NW) * 4 + lane % 4
+
+
+@triton.jit
+def _mma_slots(ids_ptr, NW: tl.constexpr, R: tl.constexpr):
+    "A v7 / v8 program's pair p, the pair's expert e (int64) and its `_slot_grid`."
+    p = tl.program_id(1)
+    e = tl.load(ids_ptr + p).to(tl.int64)
+    t, i, lane, quad = _slot_grid(NW, R)
+    return p, e, t, i, lane, quad
 
 
 @triton.jit
@@ -1280,10 +1287,7 @@ def _moe_v13_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, wt
     sid = tl.program_id(2)
     kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)          # the wrapper checks K against the tile and split
     if FAST:
-        t = tl.arange(0, BT)[:, None]
-        i = tl.arange(0, 4)[None, :]
-        lane = t % 32
-        quad = t // (32 * NW) * 4 + lane % 4
+        t, i, lane, quad = _slot_grid(NW, R)
         n_g = t // 32 % NW * 16 + lane // 4                       # the slot's rows: n_g and n_g + 8
         wpg, wph, spg, sph = _rows16_ptrs(w_ptr, s_ptr, e, n_g, quad, i, N, KW, KS, I, BN, SWIGLU)
         g_ok = row0 + lane // 4 < end                             # lane (g, q) holds B column g: the tile's pair g
