@@ -23,14 +23,14 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
-           'MOE_TINY_V8', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_DECODE_V9', 'MOE_DECODE_V9_W2',
-           'MOE_DECODE_V13', 'MOE_DECODE_V13_W2', 'MOE_TUNE_V13', 'MOE_PREFILL_V9', 'MOE_PREFILL_V11',
-           'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_MID_DEFAULT',
-           'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
-           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
-           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
-           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4', 'perm_k8', 'perm_k32',
-           'moe_experts', 'moe_forward']
+           'MOE_TINY_V8', 'MOE_TINY_V8_S3', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_DECODE_V9',
+           'MOE_DECODE_V9_W2', 'MOE_DECODE_V13', 'MOE_DECODE_V13_W2', 'MOE_TUNE_V13', 'MOE_PREFILL_V9',
+           'MOE_PREFILL_V11', 'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT',
+           'MOE_MID_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref',
+           'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts',
+           'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment',
+           'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4',
+           'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -448,8 +448,11 @@ MOE_TUNE_TINY = (MOE_DECODE_V5_N64_DIRECT, MOE_TINY_V7,
                  MOE_TINY_V7._replace(down=MoEGemmTile(32, 128, 4, 1), split_down=2))
 # v8: v7 with 16 x num_warps rows a tile (the weights as the `mma.sync` A operand)
 MOE_TINY_V8 = MoEConfig(16, MoEGemmTile(16, 256, 1, 1), MoEGemmTile(16, 256, 1, 1), kernel="v8", direct_pairs=24)
+# v8 with the down K in 3 slices: 3x the down programs (the gate/up GEMM cannot split: it fuses the SwiGLU)
+MOE_TINY_V8_S3 = MOE_TINY_V8._replace(split_down=3)
 MOE_TUNE_TINY += (MOE_TINY_V8, MOE_TINY_V8._replace(gate_up=MoEGemmTile(16, 128, 1, 1), down=MoEGemmTile(16, 128, 1, 1)),
-                  MOE_TINY_V8._replace(gate_up=MoEGemmTile(32, 256, 2, 1), down=MoEGemmTile(32, 256, 2, 1)))
+                  MOE_TINY_V8._replace(gate_up=MoEGemmTile(32, 256, 2, 1), down=MoEGemmTile(32, 256, 2, 1)),
+                  MOE_TINY_V8_S3)
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
@@ -515,7 +518,9 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V1
 # Since run 141, up to 8 pairs an expert on average (T <= 512 at 384 experts, top-6): v13 with 2-warp tiles (T = 16 /
 # 64 / 128 / 512: 0.63 / 1.59 / 2.11 / 3.96 ms against v5's 0.83-0.87 / 2.22-2.30 / 3.07-3.18 / 4.53-4.71); v5 from
 # there to 32 pairs an expert (T < 2,048), where v13's tiles would read an expert's weights once per 8 pairs.
-MOE_TINY_DEFAULT = MOE_TINY_V8
+# Up to 24 pairs: v8's direct tiles (run 88), with the down K in 3 slices since run 144 (T = 1: 60.4 / 60.1 us native /
+# SM80 ISA against 62.6 / 63.0 for one slice; T = 4 unchanged, 164 us).
+MOE_TINY_DEFAULT = MOE_TINY_V8_S3
 MOE_DECODE_DEFAULT = MOE_DECODE_V13_W2
 MOE_MID_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL_V12
@@ -552,12 +557,13 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
         cfg = MOE_PREFILL_DEFAULT if v9 else MOE_PREFILL_WGMMA
     if cfg.kernel in MMA_KERNELS:  # 8 (v7) or 16 (v8) x num_warps rows and K steps of 128 x R values (down to 128)
         rows = MMA_KERNELS[cfg.kernel]
+        sd = cfg.split_down if intermediate % (128 * cfg.split_down) == 0 else 1     # down K slices that fit, or one
         tiles = [_fit_mma(cfg.gate_up, intermediate, hidden, 1, rows),
-                 _fit_mma(cfg.down, hidden, intermediate, cfg.split_down, rows)]
+                 _fit_mma(cfg.down, hidden, intermediate, sd, rows)]
         if None in tiles:
             cfg = MOE_DECODE_V5_N64_DIRECT
         else:
-            return cfg._replace(gate_up=tiles[0], down=tiles[1])
+            return cfg._replace(gate_up=tiles[0], down=tiles[1], split_down=sd)
     sp = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_KERNELS else (1, 1)
     return cfg._replace(gate_up=_fit(cfg.gate_up, intermediate, hidden, sp[0]),
                         down=_fit(cfg.down, hidden, intermediate, sp[1]))
