@@ -17,8 +17,8 @@ import triton.language as tl
 __all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'HOIST3_TARGETS', 'MHC_TUNE_TILES', 'MHC_TUNE_SHAPES', 'MhcConsts', 'MhcOut',
            'mhc_gates_ref', 'mhc_post_ref', 'mhc_collapse_ref', 'mhc_stream_mean_ref', 'rmsnorm_ref', 'mhc_seam_ref',
            'mhc_first_site_ref', 'mhc_site_params', 'mhc_carried_gates', 'MhcSeamTile', 'MhcPostTile', 'v2_tile',
-           'seam_tile', 'seam_tile_v1', 'mhc_first_site', 'mhc_fused_post_pre_delayed', 'mhc_post', 'mhc_seam_tilelang',
-           'mhc_fused_post_pre_delayed_tilelang']
+           'seam_tile', 'fused_tile', 'seam_tile_v1', 'mhc_first_site', 'mhc_fused_post_pre_delayed', 'mhc_post',
+           'mhc_seam_tilelang', 'mhc_fused_post_pre_delayed_tilelang']
 
 # %% ../../nbs/04a_mhc.ipynb #b38e6d11
 DSV41_HIDDEN = 5120          # hidden size of V4.1-Flash (config.json text_config.hidden_size)
@@ -473,9 +473,13 @@ def _stream_tiles(f_ptr, r_ptr, t64, mt, offs_h, H, ok):
 @triton.jit(do_not_specialize=["T", "chunks_per_split"])
 def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_ptr, wlo_ptr, rout_ptr, u_ptr,
                        aux_ptr, wmix_ptr, wsq_ptr, T, H, chunks_per_split, zero,
-                       FIRST: tl.constexpr, AUX: tl.constexpr, PRESPLIT: tl.constexpr, PTX: tl.constexpr,
+                       scale_ptr, base_ptr, nw_ptr, gpost_ptr, gcomb_ptr, gpre_ptr, rms_eps, norm_eps, hc_eps,
+                       post_mult, FIRST: tl.constexpr, AUX: tl.constexpr, PRESPLIT: tl.constexpr, PTX: tl.constexpr,
                        BT: tl.constexpr, BH: tl.constexpr, NM: tl.constexpr, HOIST: tl.constexpr = 0,
-                       PREFETCH: tl.constexpr = False):
+                       PREFETCH: tl.constexpr = False, FUSE: tl.constexpr = False, ITERS: tl.constexpr = 20,
+                       NORM: tl.constexpr = False, FBH: tl.constexpr = 512, SB: tl.constexpr = 1):
+    # FUSE (one program covers all of H): the program then finishes its own tokens, gates and RMSNorm
+    # (`_gates_block`), reading back partials and collapse it has just written (from L2), instead of a second launch
     # one program: BT tokens x one contiguous range of H; each weight tile serves all BT tokens
     pid_s = tl.program_id(1)
     offs_t = tl.program_id(0) * BT + tl.arange(0, BT)
@@ -584,6 +588,11 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
     tl.store(wmix_ptr + ws[:, None] * NM + offs_m[None, :], mix, mask=mt[:, None])
     tl.store(wsq_ptr + ws * 2, sq_u, mask=mt)
     tl.store(wsq_ptr + ws * 2 + 1, sq_r, mask=mt)
+    if FUSE:
+        tl.debug_barrier()              # this program's stores (partials, collapse) visible to all its threads
+        _gates_block(wmix_ptr, wsq_ptr, scale_ptr, base_ptr, nw_ptr, u_ptr, gpost_ptr, gcomb_ptr, gpre_ptr, T, H, 1,
+                     tl.cdiv(H, FBH), rms_eps, norm_eps, hc_eps, post_mult, offs_t, 0, ITERS, NORM, PTX, BT, FBH, SB,
+                     NM)
 
 
 @triton.jit(do_not_specialize=["T", "chunks_per_prog"])
@@ -591,9 +600,18 @@ def _mhc_gates_kernel(wmix_ptr, wsq_ptr, scale_ptr, base_ptr, nw_ptr, x_ptr, pos
                       T, H, n_split, chunks_per_prog, rms_eps, norm_eps, hc_eps, post_mult,
                       ITERS: tl.constexpr, NORM: tl.constexpr, PTX: tl.constexpr, BT: tl.constexpr,
                       BH: tl.constexpr, SB: tl.constexpr, NM: tl.constexpr):
-    # the split partials of BT tokens are read SB splits at a time as one [BT, SB, ...] tile (independent loads)
-    pid_h = tl.program_id(1)
-    offs_t = tl.program_id(0) * BT + tl.arange(0, BT)
+    _gates_block(wmix_ptr, wsq_ptr, scale_ptr, base_ptr, nw_ptr, x_ptr, post_ptr, comb_ptr, pre_ptr, T, H, n_split,
+                 chunks_per_prog, rms_eps, norm_eps, hc_eps, post_mult, tl.program_id(0) * BT + tl.arange(0, BT),
+                 tl.program_id(1), ITERS, NORM, PTX, BT, BH, SB, NM)
+
+
+@triton.jit
+def _gates_block(wmix_ptr, wsq_ptr, scale_ptr, base_ptr, nw_ptr, x_ptr, post_ptr, comb_ptr, pre_ptr, T, H, n_split,
+                 chunks_per_prog, rms_eps, norm_eps, hc_eps, post_mult, offs_t, pid_h, ITERS: tl.constexpr,
+                 NORM: tl.constexpr, PTX: tl.constexpr, BT: tl.constexpr, BH: tl.constexpr, SB: tl.constexpr,
+                 NM: tl.constexpr):
+    """The finishing step for tokens `offs_t`: the RMSNorm of their collapse over chunks `pid_h` (in place), and
+    with `pid_h` 0 their gates from the split partials (read SB splits at a time as one [BT, SB, ...] tile)."""
     mt = offs_t < T
     t64 = offs_t.to(tl.int64)
     offs_s = tl.arange(0, SB)
@@ -671,6 +689,8 @@ class MhcSeamTile(NamedTuple):
                             # 3 = as 1, and form the 4 output streams before the MMAs (fewer live registers)
     prefetch: bool = False  # v2 seam: load the next step's F and R tiles before this step's stores (register double
                             # buffer; bit-identical, measured no faster: KNOWN_ISSUES); the first site ignores it
+    fuse: bool = False      # v2: each program covers all of H (n_split must be 1) and then finishes its own tokens
+                            # (gates, RMSNorm over fin_block_h columns a step): one launch, the collapse re-read from L2
 
 
 class MhcPostTile(NamedTuple):
@@ -729,6 +749,13 @@ def seam_tile(T: int, H: int, interpreter: bool = False, aux: bool = False, cc: 
     return v2_tile(T, H, 16, 64, 4, True, hoist=3 if cc in HOIST3_TARGETS else 1)
 
 
+def fused_tile(T: int, H: int, hoist: int = 1, block_h: int = 64, num_warps: int = 4) -> MhcSeamTile:
+    """A v2 tile with `fuse`: one program a block of 16 tokens over all of H (16 x `block_h` steps, fn split once per
+    call), which then computes its tokens' gates and normalises their collapse (128 columns a step: 128 registers
+    on sm_80 with `hoist=3`, 168 with 512). For many tokens only: T / 16 programs must fill the GPU."""
+    return MhcSeamTile(16, block_h, 1, num_warps, 1, 16, 128, 1, "v2", True, hoist, fuse=True)
+
+
 def seam_tile_v1(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
     """The first kernel pair's tile, kept for comparison: 16 tokens x 64 columns per step (168 registers, 3
     programs per SM; with the tap, 8 warps keep it from spilling), H split until ~2 programs per SM."""
@@ -778,6 +805,9 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
         raise InputError(f"config.block_t must be >= 16 (the gate projection is a tl.dot), got {cfg.block_t}")
     if cfg.kernel not in ("v1", "v2"):
         raise InputError(f"config.kernel must be 'v1' or 'v2', got {cfg.kernel!r}")
+    if cfg.fuse and (cfg.kernel != "v2" or cfg.n_split != 1):
+        raise InputError(f"config.fuse needs a v2 tile with n_split 1 (a program finishes the tokens it has seen "
+                         f"whole), got kernel {cfg.kernel!r}, n_split {cfg.n_split}")
     n_ch = triton.cdiv(H, cfg.block_h)
     cps = triton.cdiv(n_ch, min(cfg.n_split, n_ch))          # chunks of block_h per program
     split = triton.cdiv(n_ch, cps)
@@ -800,8 +830,16 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
             wlo = torch.empty(K, _NM, dtype=torch.bfloat16, device=f.device)
             launch(_mhc_split_fn_kernel, (triton.cdiv(K, _SPLIT_BK),), fn, whi, wlo, H, K, SUM4=first,
                    BK=_SPLIT_BK, NM=_NM, num_warps=4, num_stages=1)
-        launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, PRESPLIT=cfg.presplit, HOIST=cfg.hoist,
-               PREFETCH=cfg.prefetch and not first, **common)
+        norm = norm_weight is not None
+        fin = (scale, base, norm_weight if norm else x, out.post, out.comb, out.pre, float(consts.rms_eps),
+               float(consts.norm_eps), float(consts.hc_eps), float(consts.post_mult))
+        fz = cfg.fuse       # the finishing constexprs only when fused (one compiled variant otherwise)
+        fuse = dict(FUSE=fz, ITERS=consts.sinkhorn_iters if fz else 20, NORM=norm and fz,
+                    FBH=cfg.fin_block_h if fz else 512, SB=1)
+        launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, *fin, PRESPLIT=cfg.presplit, HOIST=cfg.hoist,
+               PREFETCH=cfg.prefetch and not first, **fuse, **common)
+        if cfg.fuse:
+            return out
     _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx)
     return out
 
@@ -1074,6 +1112,13 @@ def _mhc_aot_examples():
                 for aux in (False, True):
                     mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, capture_aux=aux,
                                                config=seam_tile(T, H, aux=aux, cc=HOIST3_TARGETS[0]))
+            for aux in (False, True):                   # one launch a seam: the fused tile (with and without the norm)
+                mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, capture_aux=aux,
+                                           config=fused_tile(T, H))
+            mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, None, config=fused_tile(T, H))
+            mhc_first_site(f, fn, scale, base, w, config=fused_tile(T, H))
+            with recording_for(*HOIST3_TARGETS):
+                mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, config=fused_tile(T, H, 3))
 
 
 def _tilelang_available() -> bool:
