@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import deepinfer_sm80  # noqa: F401  (first: without a GPU it turns the Triton interpreter on before triton loads)
+import inspect
 import operator
 import os
 import contextlib
@@ -341,7 +342,15 @@ def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, maxnreg
             ty, div16 = _arg_type(kernel, i, v)
             signature[names[i]] = ty
             if div16 and not plain(i): attrs[(i,)] = [["tt.divisibility", 16]]
+        # a constexpr left at its default: Triton compiles with the default, so the record takes it too
+        for n, p in inspect.signature(kernel.fn).parameters.items():
+            if "constexpr" in str(p.annotation) and n not in consts and p.default is not inspect.Parameter.empty:
+                consts[n] = p.default
         for k in consts: signature[k] = "constexpr"
+        missing = [n for n in names if n not in signature]
+        if missing:
+            raise TypeError(f"{kernel.__name__}: no value for {', '.join(missing)} (recording a launch for the compile "
+                            "gate needs every argument without a default)")
         signature = {n: signature[n] for n in names}
         _RECORDING.append(LaunchRecord(kernel, signature, consts, attrs, num_warps, num_stages, tuple(grid),
                                        _RECORD_TARGETS, maxnreg))
