@@ -833,9 +833,8 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
         norm = norm_weight is not None
         fin = (scale, base, norm_weight if norm else x, out.post, out.comb, out.pre, float(consts.rms_eps),
                float(consts.norm_eps), float(consts.hc_eps), float(consts.post_mult))
-        fz = cfg.fuse       # the finishing constexprs only when fused (one compiled variant otherwise)
-        fuse = dict(FUSE=fz, ITERS=consts.sinkhorn_iters if fz else 20, NORM=norm and fz,
-                    FBH=cfg.fin_block_h if fz else 512, SB=1)
+        # the finishing constexprs only when fused (else their defaults: one compiled variant)
+        fuse = dict(FUSE=True, ITERS=consts.sinkhorn_iters, NORM=norm, FBH=cfg.fin_block_h) if cfg.fuse else {}
         launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, *fin, PRESPLIT=cfg.presplit, HOIST=cfg.hoist,
                PREFETCH=cfg.prefetch and not first, **fuse, **common)
         if cfg.fuse:
