@@ -23,14 +23,14 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MOE_DECODE_SPLIT_N64', 'MOE_DECODE_V4', 'MOE_DECODE_V4_N64', 'MOE_DECODE_V4_W2', 'MOE_DECODE_V4_N128',
            'MOE_DECODE_V4_S4', 'MOE_DECODE_V4_DIRECT', 'MOE_DECODE_V4_N64_DIRECT', 'MOE_DECODE_V5_N64_DIRECT',
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
-           'MOE_TINY_V8', 'MOE_TINY_V8_S3', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK', 'MOE_DECODE_V9',
-           'MOE_DECODE_V9_W2', 'MOE_DECODE_V13', 'MOE_DECODE_V13_W2', 'MOE_TUNE_V13', 'MOE_PREFILL_V9',
-           'MOE_PREFILL_V11', 'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT',
-           'MOE_MID_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'MoEShape', 'moe_scores_ref',
-           'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts',
-           'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment',
-           'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'perm_k4',
-           'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
+           'MOE_TINY_V8', 'MOE_TINY_V8_S3', 'MOE_TINY_V8_KW', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK',
+           'MOE_DECODE_V9', 'MOE_DECODE_V9_W2', 'MOE_DECODE_V13', 'MOE_DECODE_V13_W2', 'MOE_TUNE_V13', 'MOE_PREFILL_V9',
+           'MOE_PREFILL_V11', 'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_ONE_DEFAULT', 'MOE_TINY_DEFAULT',
+           'MOE_DECODE_DEFAULT', 'MOE_MID_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT',
+           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
+           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
+           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
+           'moe_default_config', 'k_warps', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -381,7 +381,7 @@ class MoEConfig(NamedTuple):
     for measurement, not for arbitrary checkpoints), "v7" (one pair a program, codes loaded straight into the
     `mma.sync` registers, SwiGLU fused; direct pairs only: block_n = 8 x num_warps rows, block_k = 128 x R values a
     thread's K step, split_up 1), "v8" (v7 with the weights as the `mma.sync` A operand: block_n = 16 x num_warps
-    rows, otherwise as v7), "v9" (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
+    rows, or that over a power of two, the K warps that share the rows (`k_warps`), otherwise as v7), "v9" (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
     weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128), "v10" (v9 with
     x and h in the `perm_k8` order, so the decode skips v9's four permutes a word), "v11" (v9 with an expert's last row
     tile block_m / 4 or block_m / 2 rows wide when its real rows fit: fewer padded rows; block_m at least 64), "v12"
@@ -453,6 +453,18 @@ MOE_TINY_V8_S3 = MOE_TINY_V8._replace(split_down=3)
 MOE_TUNE_TINY += (MOE_TINY_V8, MOE_TINY_V8._replace(gate_up=MoEGemmTile(16, 128, 1, 1), down=MoEGemmTile(16, 128, 1, 1)),
                   MOE_TINY_V8._replace(gate_up=MoEGemmTile(32, 256, 2, 1), down=MoEGemmTile(32, 256, 2, 1)),
                   MOE_TINY_V8_S3)
+# v8 with K warps (`k_warps`: num_warps x 16 / block_n warps share a tile's rows, each taking every 2nd or 4th K step)
+MOE_TINY_V8_KW = (MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(16, 256, 2, 1)),
+                  MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(16, 128, 2, 1)),
+                  MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(16, 256, 4, 1)),
+                  MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(16, 128, 4, 1)),
+                  MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(16, 512, 2, 1)),
+                  MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(32, 256, 4, 1)),
+                  MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(16, 256, 2, 1), down=MoEGemmTile(16, 128, 2, 1)),
+                  MOE_TINY_V8_S3._replace(gate_up=MoEGemmTile(16, 256, 4, 1), down=MoEGemmTile(16, 128, 2, 1)),
+                  MOE_TINY_V8._replace(gate_up=MoEGemmTile(16, 256, 2, 1), down=MoEGemmTile(16, 128, 2, 1)),
+                  MOE_TINY_V8._replace(gate_up=MoEGemmTile(16, 128, 4, 1), down=MoEGemmTile(16, 128, 2, 1)))
+MOE_TUNE_TINY += MOE_TINY_V8_KW
 # the tuning sweep (`moe_tune`): v1 and v2 side by side, then variants of the v2 tiles
 MOE_TUNE_DECODE = (MOE_DECODE_V1, MOE_DECODE,
                    MOE_DECODE._replace(gate_up=MoEGemmTile(64, 256, 4, 2), down=MoEGemmTile(64, 256, 4, 3)),
@@ -519,8 +531,12 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V1
 # 64 / 128 / 512: 0.63 / 1.59 / 2.11 / 3.96 ms against v5's 0.83-0.87 / 2.22-2.30 / 3.07-3.18 / 4.53-4.71); v5 from
 # there to 32 pairs an expert (T < 2,048), where v13's tiles would read an expert's weights once per 8 pairs.
 # Up to 24 pairs: v8's direct tiles (run 88), with the down K in 3 slices since run 144 (T = 1: 60.4 / 60.1 us native /
-# SM80 ISA against 62.6 / 63.0 for one slice; T = 4 unchanged, 164 us).
-MOE_TINY_DEFAULT = MOE_TINY_V8_S3
+# SM80 ISA against 62.6 / 63.0 for one slice; T = 4 unchanged, 164 us). Since run 150, K warps (runs 148-150, T = 1 to 4):
+# up to 8 pairs (T = 1) two row warps x two K warps in the gate/up GEMM, the 3 down slices kept (T = 1: 53.2 / 53.5 us
+# native / SM80 ISA against 61.0 / 59.9); up to 24 pairs (T = 2 to 4) four K warps of 128-value steps in the gate/up
+# GEMM and two in an unsliced down GEMM (T = 4: 159.7 / 160.1 us against 164.7 / 163.2; T = 2 and 3 tie within 1%).
+MOE_ONE_DEFAULT = MOE_TINY_V8_KW[5]._replace(direct_pairs=8)
+MOE_TINY_DEFAULT = MOE_TINY_V8_KW[9]
 MOE_DECODE_DEFAULT = MOE_DECODE_V13_W2
 MOE_MID_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL_V12
@@ -543,10 +559,12 @@ def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
 
 def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.hidden,
                        intermediate: int = DSV41_MOE.intermediate, wgmma: bool = False) -> MoEConfig:
-    """v8's direct tiles up to their `direct_pairs`, v13's sorted 8-pair tiles while an expert sees at most 8 pairs
+    """v8's direct tiles (`MOE_ONE_DEFAULT` up to 8 pairs, `MOE_TINY_DEFAULT` up to 24), v13's sorted 8-pair tiles while an expert sees at most 8 pairs
     on average, v5's 16-row tiles up to ~32, else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no
     multiple of 128); block sizes halved where they do not divide the model's sizes (small test models)."""
-    if n_pairs <= MOE_TINY_DEFAULT.direct_pairs:
+    if n_pairs <= MOE_ONE_DEFAULT.direct_pairs:
+        cfg = MOE_ONE_DEFAULT
+    elif n_pairs <= MOE_TINY_DEFAULT.direct_pairs:
         cfg = MOE_TINY_DEFAULT
     elif n_pairs <= 8 * num_experts:
         cfg = MOE_DECODE_DEFAULT
@@ -571,11 +589,18 @@ def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.h
 
 def _fit_mma(tile: MoEGemmTile, n: int, k: int, split: int = 1, rows: int = 8) -> MoEGemmTile | None:
     """v7 / v8 tiles (`rows` rows a warp) halved until they divide N and K (`split` slices), or None when N is not a
-    multiple of `rows` or K not a multiple of 128 x split."""
-    nw, bk = tile.num_warps, tile.block_k
+    multiple of `rows` or K not a multiple of 128 x split. v8's K warps (`k_warps`) are kept while K takes them."""
+    kw = k_warps(tile, rows)
+    nw, bk = tile.num_warps // kw, tile.block_k
     while n % (rows * nw) and nw > 1: nw //= 2
-    while k % (bk * split) and bk > 128: bk //= 2
-    return None if n % (rows * nw) or k % (bk * split) else MoEGemmTile(rows * nw, bk, nw, 1)
+    while k % (bk * split * kw) and bk > 128: bk //= 2
+    while k % (bk * split * kw) and kw > 1: kw //= 2
+    return None if n % (rows * nw) or k % (bk * split) else MoEGemmTile(rows * nw, bk, nw * kw, 1)
+
+
+def k_warps(tile: MoEGemmTile, rows: int = 16) -> int:
+    "The K warps of a v8 tile: num_warps x `rows` / block_n (1 when every warp has its own rows)."
+    return max(1, tile.num_warps * rows // tile.block_n)
 
 
 # %% ../../nbs/04c_moe.ipynb #a1c0e2f1
@@ -1218,27 +1243,35 @@ def _rows16_step(wpg, wph, spg, sph, xq, i, xm):
 
 @triton.jit
 def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I, limit, NW: tl.constexpr,
-                   R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr, FAST: tl.constexpr):
+                   R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr, FAST: tl.constexpr,
+                   KWARPS: tl.constexpr = 1):
     """v8, one (token, slot) pair a program, like v7 but with the weights as the `mma.sync` A operand: warp w of
     the program holds 16 rows, lane (g, q) loads rows g and g + 8 (quad q of each K step's words) and the token's
     activations (`perm_k8` order) go to B column 0 from lanes (0, q). The tile is [R 32 NW, 4] words (thread slot t:
     lane t % 32, warp t // 32 % NW, quad rep t // (32 NW)), once for row g and once for row g + 8. SWIGLU (SPLIT 1):
     the 16 NW rows are 8 NW gate rows and their up rows; the program writes the pair's h (clamped SwiGLU, bf16,
-    `perm_k8` order) to out `[NP, I]`; else the rows times the routing weight go to out `[SPLIT, NP, N]` (fp32)."""
-    BN: tl.constexpr = 16 * NW
+    `perm_k8` order) to out `[NP, I]`; else the rows times the routing weight go to out `[SPLIT, NP, N]` (fp32).
+    KWARPS > 1: the program's NW warps are NW / KWARPS row warps times KWARPS K warps; K warp j takes the K steps
+    j, j + KWARPS, ... of the slice for the same rows, and the program sums the K warps' results before its epilogue
+    (more warps per weight byte without fp32 partials in memory, so the SwiGLU stays fused)."""
+    RW: tl.constexpr = NW // KWARPS                                # row warps
+    BN: tl.constexpr = 16 * RW
     BT: tl.constexpr = 32 * NW * R
     p, e, t, i, lane, quad = _mma_slots(ids_ptr, NW, R)
-    n_g = t // 32 % NW * 16 + lane // 4                           # the slot's rows: n_g and n_g + 8
+    warp = t // 32 % NW
+    n_g = warp % RW * 16 + lane // 4                               # the slot's rows: n_g and n_g + 8
+    koff = warp // RW * (16 * R)                                   # the slot's K warp: its first step in the slice
     sid = tl.program_id(2)
     kw_lo = tl.multiple_of(sid * (KW // SPLIT), 16 * R)          # the wrapper checks K against the tile and split
     wpg, wph, spg, sph = _rows16_ptrs(w_ptr, s_ptr, e, n_g, quad, i, N, KW, KS, I, BN, SWIGLU)
-    xq0 = x_ptr + (p // XDIV).to(tl.int64) * (KW * 4) + quad * 16      # + 4 w + j: pair j of the quad's word w
+    wpg, wph, spg, sph = wpg + koff, wph + koff, spg + koff // 4, sph + koff // 4
+    xq0 = x_ptr + (p // XDIV).to(tl.int64) * (KW * 4) + (quad * 16 + koff * 4)   # + 4 w + j: pair j of word w
     if FAST:
         xm = lane < 4                                            # lanes (0, q) hold B column 0: the pair's token
     else:
         xm = lane >= 0                                           # every slot multiplies its own words
     acc = tl.zeros((BT, 4), dtype=tl.float32)
-    for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
+    for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R * KWARPS):
         xq = xq0 + kw0 * 4
         if FAST:
             acc += _rows16_step(wpg + kw0, wph + kw0, spg + kw0 // 4, sph + kw0 // 4, xq, i, xm)
@@ -1256,15 +1289,16 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
             acc += tl.where(i == 0, pg, tl.where(i == 2, ph, 0.0))
     if FAST:
         acc = tl.where(_lane_id(acc.to(tl.int32, bitcast=True)) == lane, acc, float("nan"))   # another layout: NaN
-    # element i of slot t: row n_g (i < 2) or n_g + 8 (i >= 2); the token is column 0 (i even, and q = 0 when FAST)
-    d = tl.reshape(tl.sum(tl.reshape(acc, (R, 32 * NW, 4)), axis=0), (NW, 8, 4, 2, 2))
+    # element i of slot t: row n_g (i < 2) or n_g + 8 (i >= 2); the token is column 0 (i even, and q = 0 when FAST).
+    # Slot t = ((rep KWARPS + K warp) RW + row warp) 32 + lane: one sum folds the reps and the K warps
+    d = tl.reshape(tl.sum(tl.reshape(acc, (R * KWARPS, 32 * RW, 4)), axis=0), (RW, 8, 4, 2, 2))
     q5 = tl.arange(0, 4)[None, None, :, None, None]
     c5 = tl.arange(0, 2)[None, None, None, None, :]
     if FAST:
         keep = (c5 == 0) & (q5 == 0)
     else:
         keep = (c5 == 0) & (q5 >= 0)
-    dd = tl.sum(tl.sum(tl.where(keep, d, 0.0), axis=4), axis=2)              # [NW, 8 (g), 2 (row g, row g + 8)]
+    dd = tl.sum(tl.sum(tl.where(keep, d, 0.0), axis=4), axis=2)              # [RW, 8 (g), 2 (row g, row g + 8)]
     rowsum = tl.reshape(tl.permute(dd, (0, 2, 1)), (BN,))
     _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN, SWIGLU, FAST, True)
 
@@ -1546,9 +1580,10 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         raise InputError(f"config.kernel: expected one of 'v1' to 'v13', got {cfg.kernel!r}")
     split = (cfg.split_up, cfg.split_down) if cfg.kernel in SPLIT_FIELD_KERNELS else (1, 1)
     for gemm, tile, n_size, k_size, sp in (("gate/up", cfg.gate_up, I, H, split[0]), ("down", cfg.down, H, I, split[1])):
-        if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k) or tile.block_k % MXFP4_GROUP:
+        kw = k_warps(tile, MMA_KERNELS[cfg.kernel]) if cfg.kernel in MMA_KERNELS else 1
+        if sp < 1 or n_size % tile.block_n or k_size % (sp * tile.block_k * kw) or tile.block_k % MXFP4_GROUP:
             raise InputError(f"{gemm} GEMM: N {n_size} and K {k_size} must be multiples of the tile ({tile.block_n}, "
-                             f"{tile.block_k} x {sp} K splits), block_k a multiple of {MXFP4_GROUP}")
+                             f"{tile.block_k} x {sp} K splits x {kw} K warps), block_k a multiple of {MXFP4_GROUP}")
     if cfg.kernel in MMA_KERNELS:
         kn, rows = cfg.kernel, MMA_KERNELS[cfg.kernel]
         if kn == "v13" and cfg.block_m != 8:
@@ -1557,10 +1592,11 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         if kn != "v13" and T * k > cfg.direct_pairs:
             raise InputError(f"config: {kn} runs up to direct_pairs = {cfg.direct_pairs} (token, slot) pairs, got {T * k}")
         for gemm, tile in (("gate/up", cfg.gate_up), ("down", cfg.down)):
-            R = tile.block_k // 128
-            if tile.block_n != rows * tile.num_warps or R not in (1, 2, 4) or tile.block_k != 128 * R:
-                raise InputError(f"{gemm} GEMM ({kn}): block_n must be {rows} x num_warps and block_k 128, 256 or 512, "
-                                 f"got {tile}")
+            R, kw = tile.block_k // 128, k_warps(tile, rows)
+            if (tile.block_n % rows or tile.block_n * kw != rows * tile.num_warps or kw & (kw - 1)
+                    or (kw > 1 and kn != "v8") or R not in (1, 2, 4) or tile.block_k != 128 * R):
+                raise InputError(f"{gemm} GEMM ({kn}): block_n must be {rows} x num_warps (v8: or that over a power "
+                                 f"of two, its K warps) and block_k 128, 256 or 512, got {tile}")
         if split[0] != 1: raise InputError(f"config: {kn} fuses the SwiGLU into the gate/up GEMM, so split_up must be 1")
         if not _int32_aligned(experts.w13, experts.w2):
             raise InputError(f"experts: {kn} reads the packed codes as int32 words; w13 and w2 must start on a 4-byte "
@@ -1613,14 +1649,15 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                FAST=not interp, E_PAD=E_PAD, num_warps=dn.num_warps, num_stages=1)
     elif cfg.kernel in MMA_KERNELS:
         kern, xperm = (_moe_v7_kernel, perm_k32) if cfg.kernel == "v7" else (_moe_v8_kernel, perm_k8)
+        kws = [dict(KWARPS=k_warps(g)) if kern is _moe_v8_kernel and k_warps(g) > 1 else {} for g in (up, dn)]
         launch(kern, (2 * I // up.block_n, T * k, 1), xperm(x).view(torch.int32), al.sorted_ids,
                experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
                I, float(swiglu_limit), NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True, FAST=not interp,
-               num_warps=up.num_warps, num_stages=1)
+               num_warps=up.num_warps, num_stages=1, **kws[0])
         launch(kern, (H // dn.block_n, T * k, split[1]), h.view(torch.int32), al.sorted_ids,
                experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
                float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
-               FAST=not interp, num_warps=dn.num_warps, num_stages=1)
+               FAST=not interp, num_warps=dn.num_warps, num_stages=1, **kws[1])
     elif cfg.kernel in V9_KERNELS:
         i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel in TAIL_KERNELS
         launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8(x) if k8 else x, al.sorted_ids,
