@@ -30,7 +30,8 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
            'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
            'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
-           'moe_default_config', 'k_warps', 'perm_k4', 'perm_k8', 'perm_k32', 'moe_experts', 'moe_forward']
+           'moe_default_config', 'k_warps', 'perm_k4', 'perm_k8', 'perm_k8_rows', 'perm_k32', 'moe_experts',
+           'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -1536,6 +1537,25 @@ def perm_k8(x: torch.Tensor) -> torch.Tensor:
     return x.view(T, K // 8, 2, 4).transpose(2, 3).reshape(T, K)
 
 
+@triton.jit
+def _perm_k8_kernel(x_ptr, out_ptr, K, sx, BLOCK: tl.constexpr):
+    "A block of one row of `perm_k8`: out[8 g + 2 c + j] = x[8 g + c + 4 j] (c < 4, j < 2), a gather from L1 / L2."
+    row = tl.program_id(0).to(tl.int64)
+    o = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    src = (o & ~7) | ((o >> 1) & 3) | ((o & 1) << 2)
+    m = o < K
+    tl.store(out_ptr + row * K + o, tl.load(x_ptr + row * sx + src, mask=m), mask=m)
+
+
+def perm_k8_rows(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    "`perm_k8` of a contiguous `[T, K]` (K a multiple of 8) in one Triton launch, into `out` (contiguous, like x) or new."
+    T, K = x.shape
+    out = torch.empty(T, K, dtype=x.dtype, device=x.device) if out is None else out
+    if T:
+        launch(_perm_k8_kernel, (T, triton.cdiv(K, 1024)), x, out, K, x.stride(0), BLOCK=1024, num_warps=4)
+    return out
+
+
 def perm_k32(x: torch.Tensor) -> torch.Tensor:
     """Columns of `x` [T, K] in the v7 order: within each group of 32 (four code words of 8 values), value 8i + c at
     ((c % 4) * 4 + i) * 2 + c // 4, so the bf16 pair j of every word i of the group is int32 number 4j + i."""
@@ -1639,7 +1659,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                E_PAD=E_PAD, UPCAST=interp, num_warps=dn.num_warps, num_stages=dn.num_stages)
     elif cfg.kernel == "v13":       # h indexed by pair: its first T k rows
         srt = (al.sorted_ids, al.offsets, al.counts)
-        launch(_moe_v13_kernel, (2 * I // up.block_n, al.max_tiles, 1), perm_k8(x).view(torch.int32), *srt,
+        launch(_moe_v13_kernel, (2 * I // up.block_n, al.max_tiles, 1), perm_k8_rows(x).view(torch.int32), *srt,
                experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
                I, E, float(swiglu_limit), NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True, FAST=not interp,
                E_PAD=E_PAD, num_warps=up.num_warps, num_stages=1)
@@ -1648,7 +1668,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                E, float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, E_PAD=E_PAD, num_warps=dn.num_warps, num_stages=1)
     elif cfg.kernel in MMA_KERNELS:
-        kern, xperm = (_moe_v7_kernel, perm_k32) if cfg.kernel == "v7" else (_moe_v8_kernel, perm_k8)
+        kern, xperm = (_moe_v7_kernel, perm_k32) if cfg.kernel == "v7" else (_moe_v8_kernel, perm_k8_rows)
         kws = [dict(KWARPS=k_warps(g)) if kern is _moe_v8_kernel and k_warps(g) > 1 else {} for g in (up, dn)]
         launch(kern, (2 * I // up.block_n, T * k, 1), xperm(x).view(torch.int32), al.sorted_ids,
                experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
@@ -1660,7 +1680,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                FAST=not interp, num_warps=dn.num_warps, num_stages=1, **kws[1])
     elif cfg.kernel in V9_KERNELS:
         i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel in TAIL_KERNELS
-        launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8(x) if k8 else x, al.sorted_ids,
+        launch(_moe_gate_up_v9_kernel, (I // up.block_n, al.max_tiles), perm_k8_rows(x) if k8 else x, al.sorted_ids,
                al.offsets, al.counts, i32(experts.w13), i32(experts.w13_scale), h, H, I, H // 8, H // 128, E,
                float(swiglu_limit), TOPK=k,
                BM=cfg.block_m, BN=up.block_n, BK=up.block_k, E_PAD=E_PAD, UPCAST=interp, FAST=not interp, K8=k8,
@@ -1673,7 +1693,7 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         perm = SPLIT_KERNELS[cfg.kernel]
         v2 = dict(E_PAD=E_PAD, UPCAST=interp, FAST=not interp, TILE_2D=_wgmma_target(x.device), PERM=perm,
                   DIRECT=direct)
-        xa = perm_k4(x) if perm == 1 else perm_k8(x) if perm else x
+        xa = perm_k4(x) if perm == 1 else perm_k8_rows(x) if perm else x
         part = torch.empty(split[0], T * k, 2 * I, dtype=torch.float32, device=x.device)
         launch(_moe_gate_up_split_kernel, (I // up.block_n, al.max_tiles, split[0]), xa, al.sorted_ids, al.offsets,
                al.counts, experts.w13, experts.w13_scale, part, H, I, H // 2, H // MXFP4_GROUP, E, T * k, TOPK=k,
