@@ -382,7 +382,8 @@ class MoEConfig(NamedTuple):
     for measurement, not for arbitrary checkpoints), "v7" (one pair a program, codes loaded straight into the
     `mma.sync` registers, SwiGLU fused; direct pairs only: block_n = 8 x num_warps rows, block_k = 128 x R values a
     thread's K step, split_up 1), "v8" (v7 with the weights as the `mma.sync` A operand: block_n = 16 x num_warps
-    rows, or that over a power of two, the K warps that share the rows (`k_warps`), otherwise as v7), "v9" (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
+    rows, or that over a power of two, the K warps that share the rows (`k_warps`), otherwise as v7), "v9"
+    (prefill: v2's tiles with the codes and scales read as int32 words, the decoded
     weights as the A operand in the bf16 operand layout; block_k 32, 64 or 128, K a multiple of 128), "v10" (v9 with
     x and h in the `perm_k8` order, so the decode skips v9's four permutes a word), "v11" (v9 with an expert's last row
     tile block_m / 4 or block_m / 2 rows wide when its real rows fit: fewer padded rows; block_m at least 64), "v12"
@@ -560,8 +561,8 @@ def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
 
 def moe_default_config(n_pairs: int, num_experts: int, hidden: int = DSV41_MOE.hidden,
                        intermediate: int = DSV41_MOE.intermediate, wgmma: bool = False) -> MoEConfig:
-    """v8's direct tiles (`MOE_ONE_DEFAULT` up to 8 pairs, `MOE_TINY_DEFAULT` up to 24), v13's sorted 8-pair tiles while an expert sees at most 8 pairs
-    on average, v5's 16-row tiles up to ~32, else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no
+    """v8's direct tiles (`MOE_ONE_DEFAULT` up to 8 pairs, `MOE_TINY_DEFAULT` up to 24), v13's sorted 8-pair tiles
+    while an expert sees at most 8 pairs on average, v5's 16-row tiles up to ~32, else 64-row tiles (v9; v2 when Triton lowers to wgmma, or when K is no
     multiple of 128); block sizes halved where they do not divide the model's sizes (small test models)."""
     if n_pairs <= MOE_ONE_DEFAULT.direct_pairs:
         cfg = MOE_ONE_DEFAULT
