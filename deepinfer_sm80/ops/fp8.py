@@ -12,9 +12,10 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['E2M1_VALUES', 'e4m3_to_f32', 'f32_to_e4m3', 'f32_to_e4m3_finite', 'ue8m0_to_f32', 'f32_to_ue8m0',
-           'e4m3_scale_exponent', 'e2m1_to_f32', 'e4m3x4_scaled_bf16', 'ue8m0_bf16x2', 'e4m3x4_f16', 'e4m3_decode_ref',
-           'e4m3_encode_ref', 'ue8m0_decode_ref', 'ue8m0_encode_ref', 'e4m3_scale_exponent_ref', 'e2m1_decode_ref',
-           'e4m3_decode', 'e4m3_encode', 'e4m3_encode_finite', 'ue8m0_decode', 'ue8m0_encode', 'e2m1_decode']
+           'e4m3_scale_exponent', 'e2m1_to_f32', 'e4m3x4_scaled_bf16', 'ue8m0_bf16x2', 'e4m3x4_f16', 'opaque_bf16',
+           'e4m3_decode_ref', 'e4m3_encode_ref', 'ue8m0_decode_ref', 'ue8m0_encode_ref', 'e4m3_scale_exponent_ref',
+           'e2m1_decode_ref', 'e4m3_decode', 'e4m3_encode', 'e4m3_encode_finite', 'ue8m0_decode', 'ue8m0_encode',
+           'e2m1_decode']
 
 # %% ../../nbs/01_fp8.ipynb #bc5dab30
 @triton.jit
@@ -141,6 +142,17 @@ def e4m3x4_f16(codes):
         }""",
         "=r,=r,r", [codes], dtype=tl.float16, is_pure=True, pack=4)
 
+
+# %% ../../nbs/01_fp8.ipynb #0b5e7a12
+@triton.jit
+def opaque_bf16(x, PTX: tl.constexpr = True):
+    """bf16 `x` through an impure no-op on the GPU (PTX), else `x`: Triton's backward walk from a `tl.dot` operand
+    stops here, so a decoded tile keeps the plain bf16 operand layout (`ldmatrix`) and is converted once."""
+    if PTX:
+        return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.bfloat16, is_pure=False,
+                                         pack=2)
+    else:
+        return x
 
 # %% ../../nbs/01_fp8.ipynb #cf83ae77
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)

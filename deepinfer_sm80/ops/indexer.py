@@ -12,7 +12,8 @@ import torch
 from .. import core as _core
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
                                  selftest)
-from .fp8 import e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_f16, e4m3x4_scaled_bf16
+from .fp8 import (e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_f16, e4m3x4_scaled_bf16,
+                                    opaque_bf16)
 from .topk import CPU_TILE as TOPK_CPU_TILE, TopkTile, bound_groups, gpu_tile, _order_key, _run_topk
 from .topk import _check_scores as _check_topk_scores, _check_tile as _check_topk_tile
 from .topk import topk_indices, topk_indices_in_pool, topk_indices_ref, topk_indices_in_pool_ref
@@ -21,7 +22,7 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_PACKED',
-           'DECODE_F16', 'DECODE_F16_256', 'DECODE_DEFAULT', 'PREFILL_V1', 'PREFILL', 'PREFILL_TUNE',
+           'DECODE_F16', 'DECODE_F16_256', 'DECODE_DEFAULT', 'PREFILL_V1', 'PREFILL', 'PREFILL_128', 'PREFILL_TUNE',
            'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES', 'IndexerKeyLayout', 'indexer_key_rows',
            'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache', 'insert_indexer_k_ref',
            'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref',
@@ -488,10 +489,11 @@ class PrefillConfig(NamedTuple):
 
 
 PREFILL_V1 = PrefillConfig(PREFILL_TILE, rows=False)            # key chunks, running top-k, every tile scored
-PREFILL = PrefillConfig(IndexerTile(128, 64, 8, 2))            # row chunks, causal tiles only, one top-k per chunk
-# (64 x 64 with 4 warps and 3 stages spills on sm_80 under triton 3.8: not a variant)
-PREFILL_TUNE = {"v1": PREFILL_V1, "rows 128x64 w8 s2": PREFILL,
+PREFILL = PrefillConfig(IndexerTile(64, 64, 4, 3))              # row chunks, causal tiles only, one top-k per chunk
+PREFILL_128 = PrefillConfig(IndexerTile(128, 64, 8, 2))         # the default until 2026-12-03
+PREFILL_TUNE = {"v1": PREFILL_V1, "rows 64x64 w4 s3": PREFILL, "rows 128x64 w8 s2": PREFILL_128,
                 "rows 64x64 w4 s2": PrefillConfig(IndexerTile(64, 64, 4, 2)),
+                "rows 64x64 w4 s4": PrefillConfig(IndexerTile(64, 64, 4, 4)),
                 "rows 64x128 w8 s2": PrefillConfig(IndexerTile(64, 128, 8, 2)),
                 "rows 128x64 w8 s3": PrefillConfig(IndexerTile(128, 64, 8, 3))}
 # From 16 row tiles a chunk (its queries: 16 MB at 32 heads) the key tiles go fastest in the grid: H200, 2026-12-01,
@@ -506,15 +508,17 @@ def _prefill_grid(n_rows: int, n_cols: int, tile: IndexerTile, keys_first: bool 
     kf = grid[0] >= KEYS_FIRST_ROW_TILES if keys_first is None else keys_first
     return (grid[::-1] if kf else grid), kf
 allow_shared_memory("_indexer_prefill_kernel", 81920, "the tuning variant 128x64 with three cp.async stages of "
-                    "32 KB query tiles; the default (two stages) takes 48 KB")
+                    "32 KB query tiles; the default (64 x 64, three stages of 16 KB) takes 48 KB")
 
 
 @triton.jit(do_not_specialize=["n_rows", "n_cols", "out_stride", "ratio"])
 def _indexer_prefill_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, n_rows, n_cols, out_stride,
                             block_stride, ratio, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                             SCALE_BYTES: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_N: tl.constexpr,
-                            F32: tl.constexpr, KEYS_FIRST: tl.constexpr):
-    "Scores of query rows 0..n_rows-1 against keys 0..n_cols-1 (-inf past a row's causal entries)."
+                            F32: tl.constexpr, KEYS_FIRST: tl.constexpr, OPAQUE: tl.constexpr = True):
+    """Scores of query rows 0..n_rows-1 against keys 0..n_cols-1 (-inf past a row's causal entries). OPAQUE: the
+    decoded key tile passes `opaque_bf16` (GPU), so both dot operands keep the bf16 layout (`ldmatrix`); without it
+    (the kernel before 2026-12-03, a benchmark baseline) the byte loads behind the keys widen it to kWidth 4."""
     if KEYS_FIRST:                                     # key tiles fastest: the programs in flight share queries
         pid_t, pid_n = tl.program_id(1), tl.program_id(0)
     else:
@@ -527,6 +531,9 @@ def _indexer_prefill_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, n
     go = pid_n * BLOCK_N < top                         # some row of the block sees this key tile
     kt, scale = _decode_key_tile(cache_ptr, bt_ptr, n, tl.minimum(n_cols, top), block_stride, BLOCK_SIZE, DIM,
                                  SCALE_BYTES, F32)
+    if OPAQUE:
+        if not F32:
+            kt = opaque_bf16(kt)
     d = tl.arange(0, DIM)
     acc = tl.zeros([BLOCK_T, BLOCK_N], tl.float32)
     tq = t.to(tl.int64)
@@ -573,7 +580,7 @@ def _prefill_key_chunks(q, weights, positions, n_row, N, k_cache, block_table, b
 
 
 def _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, block_table, block_size, ratio, k,
-                        pool, pool_block, chunk, tile, record, select=True, keys_first=None):
+                        pool, pool_block, chunk, tile, record, select=True, keys_first=None, opaque=True):
     "Row chunks of Tc tokens: causal scores [Tc, Nc] (Nc: the chunk's most entries), then one top-k with row lengths."
     T, G = q.shape[0], tile.block_t
     Tc = chunk or PREFILL_BUFFER_BYTES // (4 * max(N, 1))
@@ -594,7 +601,7 @@ def _prefill_row_chunks(q, weights, positions, n_row, group_max, N, k_cache, blo
         launch(_indexer_prefill_kernel, grid, q[r0:r1],
                weights[r0:r1], positions[r0:r1], k_cache, block_table, sc, r1 - r0, Nc, width, k_cache.shape[1],
                ratio, H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes, BLOCK_T=G,
-               BLOCK_N=tile.block_n, F32=f32, KEYS_FIRST=kf, num_warps=tile.num_warps,
+               BLOCK_N=tile.block_n, F32=f32, KEYS_FIRST=kf, OPAQUE=opaque, num_warps=tile.num_warps,
                num_stages=tile.num_stages)
         if record:
             break
@@ -914,8 +921,11 @@ def _bench_indexer_prefill(ctx):
         gmax = n_row.view(-1, PREFILL.tile.block_t).amax(1).tolist()
         t = ctx.time([lambda: _prefill_row_chunks(q, w, pos, n_row, gmax, T, cache, bt, B, 1, DSV41.topk, None, 8,
                                                   None, PREFILL.tile, False, select=False)], **kw)
+        gmax1 = n_row.view(-1, PREFILL_128.tile.block_t).amax(1).tolist()      # the kernel before 2026-12-03
+        t1 = ctx.time([lambda: _prefill_row_chunks(q, w, pos, n_row, gmax1, T, cache, bt, B, 1, DSV41.topk, None, 8,
+                                                   None, PREFILL_128.tile, False, select=False, opaque=False)], **kw)
         ctx.row(case=f"scores, all row chunks T={T}", x=T, series="scores of all row chunks", time_s=t, flops=flops,
-                T=T)
+                T=T, baseline_s=t1, baseline="the kernel before 2026-12-03 (128 x 64 tile, kWidth 4)")
 
 
 @benchmark("indexer_prefill_tune", "indexer_topk_prefill methods and tiles (PREFILL_TUNE; v1 = key chunks, every "

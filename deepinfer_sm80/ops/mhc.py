@@ -10,6 +10,7 @@ from typing import NamedTuple
 import torch
 from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_tensor, launch,
                                  recording_for, select_backend, selftest, target_capability, tilelang_programs)
+from .fp8 import opaque_bf16
 import triton
 import triton.language as tl
 
@@ -174,17 +175,6 @@ def _bf16_rn(x, PTX: tl.constexpr):
 
 
 @triton.jit
-def _opaque(x, PTX: tl.constexpr):
-    """x, through an impure no-op on the GPU: Triton would otherwise redo the whole post in the dot-operand
-    layout (replicated in every warp) instead of converting the finished bf16 tile once."""
-    if PTX:
-        return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.bfloat16, is_pure=False,
-                                         pack=2)
-    else:
-        return x
-
-
-@triton.jit
 def _dot_bf16x2(a, w, acc, PTX: tl.constexpr):
     "acc + a @ w for bf16 `a` and fp32 `w`, as two bf16 mma.sync (w = hi + lo, good to ~2^-17 of w)."
     hi = w.to(tl.bfloat16)
@@ -294,7 +284,7 @@ def _mhc_seam_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, rout_ptr
             sq_r += tl.sum(x * x, axis=1)
             w = tl.load(fn_ptr + offs_m[None, :] * (4 * H) + j * H + offs_h[:, None],
                         mask=mm[None, :] & mh[:, None], other=0.0)       # fn[:, jH + h]^T, [BH, NM]
-            mix = _dot_bf16x2(_opaque(rj, PTX), w, mix, PTX)
+            mix = _dot_bf16x2(opaque_bf16(rj, PTX), w, mix, PTX)
             if not FIRST:
                 pj = tl.load(pre_ptr + tc * 4 + j, mask=mt, other=0.0)
                 if j == 0:
@@ -561,7 +551,7 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
                     wj = wt[j]
                 elif not PRESPLIT:
                     wj = _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, j, PRESPLIT, NM)
-                a = _opaque(rj, PTX)
+                a = opaque_bf16(rj, PTX)
                 if PRESPLIT and not HOIST:
                     wj = _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, j, PRESPLIT, NM)
                 mix = _w_mix(a, wj, mix, PRESPLIT, PTX)
