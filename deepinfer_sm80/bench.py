@@ -377,6 +377,7 @@ HEADLINES = (   # (kernel, benchmark, case, shape shown, limit: copy | tensor | 
      "mixed batch: 1 x 1,024 over 16K + 4 fresh x 128", "tensor"),
     ("`topk_indices` (k = 512, vs `torch.topk`)", "topk", "batch 1 N=1048576", "1 row x 1M entries", "copy"),
     ("`topk_indices` (k = 512, vs `torch.topk`)", "topk", "batch 64 N=1048576", "64 rows x 1M entries", "copy"),
+    ("`topk_indices` (k = 512, vs `torch.topk`)", "topk", "batch 64 N=16384", "64 rows x 16K entries", "copy"),
     ("`mhc_fused_post_pre_delayed`", "mhc_seam", "seam T=12", "T = 12, H = 5120", "copy"),
     ("`mhc_fused_post_pre_delayed`", "mhc_seam", "seam T=8192", "T = 8192, H = 5120", "copy"),
     ("`sparse_attn_prefill`, two passes", "sparse_prefill", "R=4 T=4x384 fresh r2 two_pass",

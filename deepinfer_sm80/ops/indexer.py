@@ -457,7 +457,7 @@ def indexer_topk_decode(
     if B and isinstance(cfg, IndexerTile):
         _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k)
     elif B and cap:
-        topk_tile = topk_config or (TOPK_CPU_TILE if _core.interpreting() else gpu_tile(B, cap))
+        topk_tile = topk_config or (TOPK_CPU_TILE if _core.interpreting() else gpu_tile(B, cap, k, q.device))
         # the bound pays off only when the row needs more than one selection program
         hist = gmax = None
         M = bound_groups(cap, k, topk_tile) if pool is None else 0

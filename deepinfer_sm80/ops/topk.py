@@ -5,6 +5,7 @@
 # %% ../../nbs/03h_topk.ipynb #0477a75e
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import torch
@@ -14,10 +15,10 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['MAX_K', 'GPU_TILE', 'BATCH_TILE', 'SEARCH_TILE', 'CPU_TILE', 'BOUND_TILE', 'BOUND_MAX_ROWS', 'HIST_BITS', 'TIE_BITS',
-           'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES', 'topk_indices_ref', 'TopkTile', 'gpu_tile', 'bound_groups',
-           'topk_indices', 'block_max_ref', 'candidate_blocks_ref', 'topk_indices_in_pool_ref', 'candidate_blocks',
-           'topk_indices_in_pool']
+__all__ = ['MAX_K', 'GPU_TILE', 'BATCH_TILE', 'SEARCH_TILE', 'CPU_TILE', 'BOUND_TILE', 'ROW_TILE', 'ROW_TILE_MIN_ROWS',
+           'BOUND_MAX_ROWS', 'HIST_BITS', 'TIE_BITS', 'POOL_BLOCK', 'POOL_BLOCKS', 'TUNE_TILES', 'topk_indices_ref',
+           'TopkTile', 'gpu_tile', 'bound_groups', 'topk_indices', 'block_max_ref', 'candidate_blocks_ref',
+           'topk_indices_in_pool_ref', 'candidate_blocks', 'topk_indices_in_pool']
 
 # %% ../../nbs/03h_topk.ipynb #61cadde3
 MAX_K = 2048                  # largest k (and n_blocks) a call may ask for: 4k entries must fit one program
@@ -421,6 +422,8 @@ BATCH_TILE = TopkTile(2048, 4, 0, 4)    # rows up to 16K: smaller programs, an 8
 SEARCH_TILE = TopkTile(4096, 8, 0, 1, 0)   # the first kernel: no histogram, every block's bound from its own search
 CPU_TILE = TopkTile(4096, 4, 10)        # the interpreter pays per program
 BOUND_TILE = TopkTile(4096, 8, bound=1)  # the group-maximum bound and one selection launch
+ROW_TILE = TopkTile(16384, 8, 0, 1)     # rows of 8K-16K entries, 64 rows up to one wave: one 8-warp program a row
+ROW_TILE_MIN_ROWS = 64                  # below this the level tile is faster (H200, 2026-12-03: 0.88-0.94x at 4-32 rows)
 BOUND_MAX_ROWS = 16                     # the bound reads the scores twice: above this batch the levels win
 HIST_BITS = (0, 8, 9, 10, 11)           # histogram widths a tile may ask for
 TIE_BITS = (0, 11, 15, 19, 23)          # where a search may check for a single tied value
@@ -438,12 +441,23 @@ def _check_tile(config) -> TopkTile:
     return config
 
 
-def gpu_tile(R: int, N: int) -> TopkTile:
+@functools.lru_cache(maxsize=None)
+def _sm_count(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def gpu_tile(R: int, N: int, k: int = DSV41.topk, device=None) -> TopkTile:
     """The default tile for R rows of N entries (topk_tune, H200, 2026-12-01 17:37 in both modes and 17:48 natively,
-    with the PTX store; the bound, 2026-12-02): `BATCH_TILE` for rows of up to 16K entries; `BOUND_TILE` for one
-    longer row, and for up to `BOUND_MAX_ROWS` rows of 256K entries or more; `GPU_TILE` otherwise."""
+    with the PTX store; the bound, 2026-12-02; the row tile, 2026-12-03): `ROW_TILE` for `ROW_TILE_MIN_ROWS` rows up
+    to one per SM of `device` (an A100's 108 when it is not a CUDA device) of 8K-16K entries (k <= 1,024);
+    `BATCH_TILE` for other rows of up to 16K entries; `BOUND_TILE` for one longer row, and for up to
+    `BOUND_MAX_ROWS` rows of 256K entries or more; `GPU_TILE` otherwise."""
     if N <= 16384:
-        return BATCH_TILE
+        dev = None if device is None else torch.device(device)
+        sms = 108
+        if dev is not None and dev.type == "cuda":
+            sms = _sm_count(torch.cuda.current_device() if dev.index is None else dev.index)
+        return ROW_TILE if N > 8192 and k <= 1024 and ROW_TILE_MIN_ROWS <= R <= sms else BATCH_TILE
     return BOUND_TILE if R == 1 or (R <= BOUND_MAX_ROWS and N >= 1 << 18) else GPU_TILE
 
 
@@ -555,7 +569,7 @@ def topk_indices(
     lengths: torch.Tensor | None = None,   # [R] int32 valid entries per row (None = N)
     *,
     out: torch.Tensor | None = None,       # caller-owned [R, k] int32
-    config: TopkTile | None = None,        # launch tile (default: gpu_tile(R, N))
+    config: TopkTile | None = None,        # launch tile (default: gpu_tile(R, N, k, scores.device))
 ) -> torch.Tensor:
     "Each row's best min(k, length) positions (score descending, lower position on ties), ascending, then -1."
     if config is not None: _check_tile(config)
@@ -566,7 +580,7 @@ def topk_indices(
         return out.copy_(topk_indices_ref(scores, k, lengths))
     if R == 0: return out
     if N == 0: return out.fill_(-1)
-    cfg = config or (CPU_TILE if backend == "interpreter" else gpu_tile(R, N))
+    cfg = config or (CPU_TILE if backend == "interpreter" else gpu_tile(R, N, k, scores.device))
     return _run_topk(scores, lengths, k, None, 1, out, cfg)
 
 # %% ../../nbs/03h_topk.ipynb #eebed6ed
@@ -791,7 +805,7 @@ def _bench_topk_tune(ctx):
             t = ctx.time([(lambda s=s: topk_indices(s, DSV41.topk, config=tile)) for s in sets])
             ctx.row(case=f"{name} N={N} {tuple(tile)}", x=N, series=f"{name} {tuple(tile)}", time_s=t,
                     baseline_s=tb, baseline="torch.topk (sorted=False)", bytes=4 * R * N, R=R, N=N, ties=ties,
-                    tile=tuple(tile), default=tile == gpu_tile(R, N))
+                    tile=tuple(tile), default=tile == gpu_tile(R, N, DSV41.topk, ctx.device))
 
 
 @benchmark("candidate_pool", "candidate_blocks (2,048 blocks of 8) and topk_indices_in_pool (top-512) vs torch")
