@@ -5,10 +5,10 @@
 # %% ../../nbs/03h_topk.ipynb #0477a75e
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import torch
+from ..core import GPUS, device_info
 from ..core import (check_int, DSV41, InputError, aot_examples, benchmark, check_tensor, interpreting, launch,
                                  select_backend, selftest)
 import triton
@@ -441,11 +441,6 @@ def _check_tile(config) -> TopkTile:
     return config
 
 
-@functools.lru_cache(maxsize=None)
-def _sm_count(index: int) -> int:
-    return torch.cuda.get_device_properties(index).multi_processor_count
-
-
 def gpu_tile(R: int, N: int, k: int = DSV41.topk, device=None) -> TopkTile:
     """The default tile for R rows of N entries (topk_tune, H200, 2026-12-01 17:37 in both modes and 17:48 natively,
     with the PTX store; the bound, 2026-12-02; the row tile, 2026-12-03): `ROW_TILE` for `ROW_TILE_MIN_ROWS` rows up
@@ -453,10 +448,7 @@ def gpu_tile(R: int, N: int, k: int = DSV41.topk, device=None) -> TopkTile:
     `BATCH_TILE` for other rows of up to 16K entries; `BOUND_TILE` for one longer row, and for up to
     `BOUND_MAX_ROWS` rows of 256K entries or more; `GPU_TILE` otherwise."""
     if N <= 16384:
-        dev = None if device is None else torch.device(device)
-        sms = 108
-        if dev is not None and dev.type == "cuda":
-            sms = _sm_count(torch.cuda.current_device() if dev.index is None else dev.index)
+        sms = (device is not None and device_info(device).sms) or GPUS["a100-80gb"].sms
         return ROW_TILE if N > 8192 and k <= 1024 and ROW_TILE_MIN_ROWS <= R <= sms else BATCH_TILE
     return BOUND_TILE if R == 1 or (R <= BOUND_MAX_ROWS and N >= 1 << 18) else GPU_TILE
 
