@@ -18,8 +18,8 @@ import triton.language as tl
 __all__ = ['HEAD_DIM', 'LOG2E', 'SUPPORTED_HEADS', 'DC', 'CANDIDATE_TILES', 'AttnTile', 'check_attn_tile', 'check_q',
            'check_common', 'check_rows', 'check_lens', 'check_range', 'attend_rows_ref', 'valid_entries',
            'sparse_attn_prefill_ref', 'gather_records_ref', 'sparse_attn_decode_ref', 'load_chunks', 'block_probs',
-           'attend_block', 'zero_chunks', 'to_bf16', 'store_normalized', 'fuzz_bad_entries', 'fuzz_lens',
-           'fuzz_read_errors']
+           'attend_block', 'zero_chunks', 'to_bf16', 'load_heads', 'store_heads', 'store_normalized',
+           'fuzz_bad_entries', 'fuzz_lens', 'fuzz_read_errors']
 
 # %% ../../nbs/03c_sparse_attention.ipynb #88c6ca34
 HEAD_DIM = KV.head_dim                  # 512 = 448 no-RoPE + 64 RoPE dims; K = V
@@ -232,6 +232,25 @@ def to_bf16(x, EMULATE_RNE: tl.constexpr):
         b = x.to(tl.int32, bitcast=True)
         x = ((b + 0x7FFF + ((b >> 16) & 1)) & -65536).to(tl.float32, bitcast=True)
     return x.to(tl.bfloat16)
+
+
+@triton.jit
+def load_heads(ptrs, hmask, EVEN_H: tl.constexpr):
+    "A [heads, *] tile of a row-per-head matrix; EVEN_H (every head of the block exists) loads it without a mask."
+    if EVEN_H:
+        x = tl.load(ptrs)
+    else:
+        x = tl.load(ptrs, mask=hmask[:, None], other=0.0)
+    return x
+
+
+@triton.jit
+def store_heads(ptrs, x, hmask, EVEN_H: tl.constexpr):
+    "Store a [heads, *] tile; EVEN_H stores it without a mask."
+    if EVEN_H:
+        tl.store(ptrs, x)
+    else:
+        tl.store(ptrs, x, mask=hmask[:, None])
 
 
 @triton.jit

@@ -13,16 +13,17 @@ from .combine import combine_topk_swa_indices_ref
 from .kv_cache import check_error_counter, check_not_meta
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
                                                  attend_block, check_attn_tile, check_common, check_lens, check_range,
-                                                 check_rows, load_chunks, sparse_attn_prefill_ref, store_normalized,
-                                                 to_bf16, zero_chunks)
+                                                 check_rows, load_chunks, load_heads, sparse_attn_prefill_ref,
+                                                 store_heads, store_normalized, to_bf16, zero_chunks)
 import torch
 import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['TWO_PASS', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES', 'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL',
-           'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass', 'sparse_attn_prefill', 'host_keys_per_token',
-           'prefill_config', 'fold_tile_stats', 'fresh_prompt_rows', 'random_combined_rows', 'mixed_prefill_rows']
+__all__ = ['TWO_PASS', 'TWO_PASS_64', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES', 'SCRATCH_BYTES',
+           'PREFILL_FUSED_MAX_FILL', 'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass', 'sparse_attn_prefill',
+           'host_keys_per_token', 'prefill_config', 'fold_tile_stats', 'fresh_prompt_rows', 'random_combined_rows',
+           'mixed_prefill_rows']
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #62a3e0d2
 class TwoPassConfig(NamedTuple):
@@ -39,13 +40,18 @@ class TwoPassConfig(NamedTuple):
     skip_tail: int = 1        # 1: score programs past a token's length do nothing (0: every tile of W, as before)
 
 
-# The default, tuned on the H200 in SM80 mode (`sparse_prefill_tune`) with triton 3.6: 4 warps for the values
-# pass (8 were 37% slower there). Triton 3.8 (the one vLLM 0.33 installs) needs 3 more registers for that tile
-# and spills 12-36 bytes on sm_80/sm_86, so there the values pass takes 8 warps (175 registers, no spills;
-# not yet timed on a GPU with triton 3.8).
+# The values pass takes 4 warps under triton 3.6 (8 were 37% slower there, `sparse_prefill_tune`, SM80 mode).
+# Triton 3.8 (the one vLLM 0.33 installs) spilled 12-36 bytes on sm_80/sm_86 at 4 warps with the 64-key tile, so
+# there it takes 8 (no spills; not yet timed on a GPU with triton 3.8).
 _TRITON_3_8 = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 8)
-TWO_PASS = TwoPassConfig(values_warps=8 if _TRITON_3_8 else 4)
-# the default before the scores pass skipped tiles past a token's length (the benchmark times it in the same run)
+# The default since 2026-12-04 (`sparse_prefill_tune`, H200, both modes, once the full head blocks lost their
+# masks): 128-key score tiles in 32-dim K steps, 4 stages (a token's queries loaded 5 times instead of 10), and
+# values steps of 64 keys. Under triton 3.8 for sm_80 / sm_86: scores 159 registers, 37 KB of shared memory,
+# values 128 registers, no spills.
+TWO_PASS = TwoPassConfig(block_n=128, block_k=32, num_stages=4, values_n=64, values_warps=8 if _TRITON_3_8 else 4)
+# the default before: 64-key score tiles in 64-dim K steps (the benchmark times it in the same run)
+TWO_PASS_64 = TwoPassConfig(values_warps=8 if _TRITON_3_8 else 4)
+# the default scoring every tile of the row width, as before the scores pass skipped tiles past a token's length
 TWO_PASS_BEFORE = TWO_PASS._replace(skip_tail=0)
 # wider tiles (to be timed against TWO_PASS): 128-key score tiles load a token's queries once per 128 keys instead
 # of 64, and 256-column values programs read its probabilities twice instead of four times (in 32-key steps); both
@@ -190,7 +196,7 @@ def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr, 
                                H, n_rows, n_idx, idx_stride, w_pad, n_tiles, qk_scale,
                                HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                                BLOCK_K: tl.constexpr, D: tl.constexpr, DOT_F32: tl.constexpr,
-                               BOUNDS: tl.constexpr, SKIP: tl.constexpr):
+                               BOUNDS: tl.constexpr, SKIP: tl.constexpr, EVEN_H: tl.constexpr):
     jt = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
     n = _token_len(lens_ptr, t, n_idx, HAS_LENS)
@@ -208,7 +214,7 @@ def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr, 
     k = tl.arange(0, BLOCK_K)
     s = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
     for k0 in range(0, D, BLOCK_K):
-        qc = tl.load(q_ptr + (t * H + h)[:, None] * D + k0 + k[None, :], mask=hmask[:, None], other=0.0)
+        qc = load_heads(q_ptr + (t * H + h)[:, None] * D + k0 + k[None, :], hmask, EVEN_H)
         kc = tl.load(kv_ptr + r[None, :] * D + k0 + k[:, None], mask=valid[None, :], other=0.0)   # K^T chunk
         if DOT_F32:
             qc, kc = qc.to(tl.float32), kc.to(tl.float32)
@@ -218,7 +224,7 @@ def _sparse_attn_scores_kernel(q_ptr, kv_ptr, idx_ptr, lens_ptr, p_ptr, ml_ptr, 
     m = tl.where(m == float("-inf"), -1.0e30, m)            # a tile with no valid key: p = 0, l = 0
     p = tl.exp2(s - m[:, None])
     row = t * H + h
-    tl.store(p_ptr + row[:, None] * w_pad + j[None, :], to_bf16(p, DOT_F32), mask=hmask[:, None])
+    store_heads(p_ptr + row[:, None] * w_pad + j[None, :], to_bf16(p, DOT_F32), hmask, EVEN_H)
     tl.store(ml_ptr + (row * n_tiles + jt) * 2, m, mask=hmask)
     tl.store(ml_ptr + (row * n_tiles + jt) * 2 + 1, tl.sum(p, 1), mask=hmask)
 
@@ -228,7 +234,7 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
                                H, n_rows, n_idx, idx_stride, w_pad, n_tiles,
                                HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                                BLOCK_D: tl.constexpr, TILES: tl.constexpr, VN: tl.constexpr, D: tl.constexpr,
-                               DOT_F32: tl.constexpr, BOUNDS: tl.constexpr):
+                               DOT_F32: tl.constexpr, BOUNDS: tl.constexpr, EVEN_H: tl.constexpr):
     db = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
     h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
@@ -245,13 +251,13 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
         j = js * VN + tl.arange(0, VN)                     # VN keys of score tile jt
         jt = (js * VN) // BLOCK_N
         valid, r, _ = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
-        p = tl.load(p_ptr + row[:, None] * w_pad + j[None, :], mask=hmask[:, None], other=0.0)
+        p = load_heads(p_ptr + row[:, None] * w_pad + j[None, :], hmask, EVEN_H)
         v = tl.load(kv_ptr + r[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
         if DOT_F32:
             p, v = p.to(tl.float32), v.to(tl.float32)
         f = tl.exp2(tl.load(ml_ptr + (row * n_tiles + jt) * 2, mask=hmask, other=-1.0e30) - m) * inv_l  # tile's share
         acc += tl.dot(p, v) * f[:, None]
-    tl.store(out_ptr + row[:, None] * D + d[None, :], to_bf16(acc, DOT_F32), mask=hmask[:, None])
+    store_heads(out_ptr + row[:, None] * D + d[None, :], to_bf16(acc, DOT_F32), hmask, EVEN_H)
 
 
 def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig, errors=None, bounds=True):
@@ -264,7 +270,8 @@ def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig
     p = torch.empty(chunk, H, w_pad, dtype=torch.bfloat16, device=q.device)
     ml = torch.empty(chunk, H, n_tiles, 2, dtype=torch.float32, device=q.device)
     hb = triton.cdiv(H, BH)
-    consts = dict(HAS_LENS=lens is not None, BLOCK_H=BH, BLOCK_N=BN, D=HEAD_DIM, DOT_F32=interpreting(), BOUNDS=bounds)
+    consts = dict(HAS_LENS=lens is not None, BLOCK_H=BH, BLOCK_N=BN, D=HEAD_DIM, DOT_F32=interpreting(), BOUNDS=bounds,
+                  EVEN_H=H % BH == 0)     # every head block full (64 heads): no per-element head masks
     for t0 in range(0, T, chunk):
         t1 = min(T, t0 + chunk)
         ln = None if lens is None else lens[t0:t1]
@@ -450,10 +457,11 @@ def _method(config) -> str:
 
 
 def _named_methods() -> dict:
-    """The methods every case times, by name: the fused kernel, the default two passes, the default before the
-    scores pass skipped tiles past a token's length (`two_pass_before`), and the wide two-pass tiles."""
+    """The methods every case times, by name: the fused kernel, the default two passes, the default scoring every
+    tile of the row width (`two_pass_before`), the 64-key tiles that were the default until 2026-12-04
+    (`two_pass_64`), and the wide two-pass tiles."""
     return {"fused": PREFILL_TILES[64], "two_pass": TWO_PASS, "two_pass_before": TWO_PASS_BEFORE,
-            "two_pass_wide": TWO_PASS_WIDE}
+            "two_pass_64": TWO_PASS_64, "two_pass_wide": TWO_PASS_WIDE}
 
 
 @benchmark("sparse_prefill", "sparse_attn_prefill: 64 heads; full 640-entry rows and short rows of fresh prompts, "
@@ -516,15 +524,16 @@ def _bench_sparse_prefill(ctx):
                     keys_per_token=n / T, fill=n / T / W, chosen=pick, config=cfg._asdict())
 
 
-# variations of TWO_PASS the tuning sweep times (the first three also in quick mode): the old default, the wide
-# tiles, each half of them alone (128-key score tiles; 256-column values programs), and wide variants
-TWO_PASS_VARIANTS = (TWO_PASS, TWO_PASS_BEFORE, TWO_PASS_WIDE,
-                     TWO_PASS._replace(block_n=128, block_k=32, num_stages=4, values_n=64),
+# variations of TWO_PASS the tuning sweep times (the first three also in quick mode): the default without skipping
+# tiles, the wide tiles, the 64-key default before, 256-column values programs, wide variants, one field of the
+# default at a time, and two variants of the 64-key tile
+TWO_PASS_VARIANTS = (TWO_PASS, TWO_PASS_BEFORE, TWO_PASS_WIDE, TWO_PASS_64,
                      TWO_PASS._replace(block_d=256, values_warps=8, values_stages=2, values_n=32),
                      TWO_PASS_WIDE._replace(values_n=64), TWO_PASS_WIDE._replace(block_k=64, num_warps=8, num_stages=3),
-                     TWO_PASS._replace(block_k=32, num_stages=4), TWO_PASS._replace(values_warps=8),
+                     TWO_PASS._replace(block_k=64, num_stages=3), TWO_PASS._replace(values_warps=8),
                      TWO_PASS._replace(block_d=64), TWO_PASS._replace(num_stages=2, values_stages=2),
-                     TWO_PASS._replace(block_h=32), TWO_PASS._replace(block_n=32), TWO_PASS._replace(num_warps=8))
+                     TWO_PASS._replace(block_h=32), TWO_PASS._replace(values_n=0), TWO_PASS._replace(num_warps=8),
+                     TWO_PASS_64._replace(num_stages=2, values_stages=2), TWO_PASS_64._replace(block_n=32))
 
 
 @benchmark("sparse_prefill_tune", "sparse_attn_prefill configurations: fused-kernel tiles and two-pass variants")
