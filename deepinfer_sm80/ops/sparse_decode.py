@@ -17,9 +17,8 @@ from .kv_cache import (KV, check_error_counter, check_not_meta, check_record_cac
                                          quantize_and_insert_k_cache_ref, record_rows, slot_rows)
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
                                                  attend_block, check_attn_tile, check_common, check_lens, check_q,
-                                                 check_range, check_rows, load_chunks, load_heads,
-                                                 sparse_attn_decode_ref, store_heads, store_normalized, to_bf16,
-                                                 zero_chunks)
+                                                 check_range, check_rows, load_chunks, sparse_attn_decode_ref,
+                                                 store_normalized, to_bf16, zero_chunks)
 from .sparse_prefill import SCRATCH_BYTES, fold_tile_stats
 import torch
 import triton
@@ -837,10 +836,9 @@ def _tile_records(t, jt, nbc, nc, ns, swa_ptr, swa_idx_ptr, swa_idx_stride, swa_
 
 
 @triton.jit
-def _group_scores(s, k, q_ptr, rows, hmask, col0, D: tl.constexpr, GROUP: tl.constexpr, F32: tl.constexpr,
-                  EVEN_H: tl.constexpr):
+def _group_scores(s, k, q_ptr, rows, hmask, col0, D: tl.constexpr, GROUP: tl.constexpr, F32: tl.constexpr):
     "s + Q[:, col0 : col0 + GROUP] K^T for one decoded column group k [BLOCK_N, GROUP] of the keys."
-    qg = load_heads(q_ptr + rows[:, None] * D + col0 + tl.arange(0, GROUP)[None, :], hmask, EVEN_H)
+    qg = tl.load(q_ptr + rows[:, None] * D + col0 + tl.arange(0, GROUP)[None, :], mask=hmask[:, None], other=0.0)
     if F32:
         qg = qg.to(tl.float32)
     return tl.dot(qg, tl.trans(k), s)
@@ -855,8 +853,7 @@ def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, s
                           HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr, BLOCK_H: tl.constexpr,
                           BLOCK_N: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
                           ROPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
-                          SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr, LOOP: tl.constexpr,
-                          EVEN_H: tl.constexpr):
+                          SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr, LOOP: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
     jt = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
@@ -880,19 +877,19 @@ def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, s
     if LOOP:                                    # a loop over the seven no-RoPE groups (Triton may pipeline it)
         for g in range(0, NOPE // GROUP):
             k = _record_group(cache_ptr, data, scale, valid, g, False, NOPE, GROUP, DOT_F32)
-            s = _group_scores(s, k, q_ptr, rows, hmask, g * GROUP, D, GROUP, DOT_F32, EVEN_H)
+            s = _group_scores(s, k, q_ptr, rows, hmask, g * GROUP, D, GROUP, DOT_F32)
         k = _record_group(cache_ptr, data, scale, valid, NOPE // GROUP, True, NOPE, GROUP, DOT_F32)
-        s = _group_scores(s, k, q_ptr, rows, hmask, NOPE, D, GROUP, DOT_F32, EVEN_H)
+        s = _group_scores(s, k, q_ptr, rows, hmask, NOPE, D, GROUP, DOT_F32)
     else:
         for g in tl.static_range(D // GROUP):   # S = Q K^T over the eight 64-column groups, each decoded once
             k = _record_group(cache_ptr, data, scale, valid, g, g * GROUP >= NOPE, NOPE, GROUP, DOT_F32)
-            s = _group_scores(s, k, q_ptr, rows, hmask, g * GROUP, D, GROUP, DOT_F32, EVEN_H)
+            s = _group_scores(s, k, q_ptr, rows, hmask, g * GROUP, D, GROUP, DOT_F32)
     s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
     m = tl.max(s, 1)
     m = tl.where(m == float("-inf"), -1.0e30, m)            # a tile with no valid key: p = 0, l = 0
     p = tl.exp2(s - m[:, None])
     j = jt * BLOCK_N + tl.arange(0, BLOCK_N)
-    store_heads(p_ptr + rows[:, None] * w_pad + j[None, :], to_bf16(p, DOT_F32), hmask, EVEN_H)
+    tl.store(p_ptr + rows[:, None] * w_pad + j[None, :], to_bf16(p, DOT_F32), mask=hmask[:, None])
     tl.store(ml_ptr + (rows * n_tiles + jt) * 2, m, mask=hmask)
     tl.store(ml_ptr + (rows * n_tiles + jt) * 2 + 1, tl.sum(p, 1), mask=hmask)
 
@@ -907,7 +904,7 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
                           BLOCK_N: tl.constexpr, VN: tl.constexpr, G: tl.constexpr, TILES: tl.constexpr,
                           DOT_F32: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr, GROUP: tl.constexpr,
                           DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr,
-                          PREFETCH: tl.constexpr, EVEN_H: tl.constexpr):
+                          PREFETCH: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
     db = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
@@ -938,7 +935,7 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
         col = tl.where(u < nbc_v, u * VN, nbc * BLOCK_N + (u - nbc_v) * VN)     # where the scores pass put them
         jt = col // BLOCK_N
         j = col + tl.arange(0, VN)
-        p = load_heads(p_ptr + rows[:, None] * w_pad + j[None, :], hmask, EVEN_H)
+        p = tl.load(p_ptr + rows[:, None] * w_pad + j[None, :], mask=hmask[:, None], other=0.0)
         if DOT_F32:
             p = p.to(tl.float32)
         f = tl.exp2(tl.load(ml_ptr + (rows * n_tiles + jt) * 2, mask=hmask, other=-1.0e30) - m) * inv_l  # tile's share
@@ -953,8 +950,8 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
         accs = out
     c = tl.arange(0, GROUP)
     for i in tl.static_range(G):
-        store_heads(out_ptr + rows[:, None] * D + (db * G + i) * GROUP + c[None, :], to_bf16(accs[i], DOT_F32),
-                    hmask, EVEN_H)
+        tl.store(out_ptr + rows[:, None] * D + (db * G + i) * GROUP + c[None, :], to_bf16(accs[i], DOT_F32),
+                 mask=hmask[:, None])
 
 
 def _launch_two_pass(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, cbs, swa_lens,
@@ -975,7 +972,7 @@ def _launch_two_pass(q, swa_cache, swa_indices, compressed_cache, compressed_ind
     consts = dict(SWA_BLOCK=block_size, CMP_BLOCK=cbs, HAS_CMP=has_cmp, HAS_SWA_LENS=swa_lens is not None,
                   HAS_CMP_LENS=compressed_lens is not None, BLOCK_H=BH, BLOCK_N=BN, DOT_F32=interpreting(),
                   NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes,
-                  SCALE_BYTES=KV.scale_bytes, BOUNDS=bounds, EVEN_H=H % BH == 0)
+                  SCALE_BYTES=KV.scale_bytes, BOUNDS=bounds)
     grid_h = triton.cdiv(H, BH)
     for t0 in range(0, T, chunk):
         sl = slice(t0, min(T, t0 + chunk))

@@ -96,7 +96,7 @@ def _decode_values_pf(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr, sw
                       BLOCK_N: tl.constexpr, VN: tl.constexpr, G: tl.constexpr, TILES: tl.constexpr,
                       DOT_F32: tl.constexpr, NOPE: tl.constexpr, ROPE: tl.constexpr, GROUP: tl.constexpr,
                       DATA_BYTES: tl.constexpr, SCALE_BYTES: tl.constexpr, BOUNDS: tl.constexpr,
-                      PREFETCH: tl.constexpr, EVEN_H: tl.constexpr):
+                      PREFETCH: tl.constexpr, EVEN_H: tl.constexpr = False):
     tl.static_assert(G == 1)
     D: tl.constexpr = NOPE + ROPE
     g = tl.program_id(0)
