@@ -44,13 +44,14 @@ class TwoPassConfig(NamedTuple):
 # Triton 3.8 (the one vLLM 0.33 installs) spilled 12-36 bytes on sm_80/sm_86 at 4 warps with the 64-key tile, so
 # there it takes 8 (no spills; not yet timed on a GPU with triton 3.8).
 _TRITON_3_8 = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 8)
+_VALUES_WARPS = 8 if _TRITON_3_8 else 4
 # The default since 2026-12-04 (`sparse_prefill_tune`, H200, both modes, once the full head blocks lost their
 # masks): 128-key score tiles in 32-dim K steps, 4 stages (a token's queries loaded 5 times instead of 10), and
 # values steps of 64 keys. Under triton 3.8 for sm_80 / sm_86: scores 159 registers, 37 KB of shared memory,
 # values 128 registers, no spills.
-TWO_PASS = TwoPassConfig(block_n=128, block_k=32, num_stages=4, values_n=64, values_warps=8 if _TRITON_3_8 else 4)
+TWO_PASS = TwoPassConfig(block_n=128, block_k=32, num_stages=4, values_n=64, values_warps=_VALUES_WARPS)
 # the default before: 64-key score tiles in 64-dim K steps (the benchmark times it in the same run)
-TWO_PASS_64 = TwoPassConfig(values_warps=8 if _TRITON_3_8 else 4)
+TWO_PASS_64 = TwoPassConfig(values_warps=_VALUES_WARPS)
 # the default scoring every tile of the row width, as before the scores pass skipped tiles past a token's length
 TWO_PASS_BEFORE = TWO_PASS._replace(skip_tail=0)
 # wider tiles (to be timed against TWO_PASS): 128-key score tiles load a token's queries once per 128 keys instead
