@@ -5,10 +5,11 @@
 # %% ../../nbs/03d_sparse_prefill.ipynb #e785395b
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, benchmark, check_tensor,
-                                 interpreting, launch, rel_err, select_backend, selftest)
+                                 device_info, interpreting, launch, rel_err, select_backend, selftest)
 from .combine import combine_topk_swa_indices_ref
 from .kv_cache import check_error_counter, check_not_meta
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
@@ -20,10 +21,10 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['TWO_PASS', 'TWO_PASS_64', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES', 'SCRATCH_BYTES',
-           'PREFILL_FUSED_MAX_FILL', 'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass', 'sparse_attn_prefill',
-           'host_keys_per_token', 'prefill_config', 'fold_tile_stats', 'fresh_prompt_rows', 'random_combined_rows',
-           'mixed_prefill_rows']
+__all__ = ['TWO_PASS', 'TWO_PASS_SM86', 'TWO_PASS_SMEM_MIN', 'TWO_PASS_64', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES',
+           'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL', 'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass',
+           'sparse_attn_prefill', 'host_keys_per_token', 'prefill_config', 'fold_tile_stats', 'fresh_prompt_rows',
+           'random_combined_rows', 'mixed_prefill_rows']
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #62a3e0d2
 class TwoPassConfig(NamedTuple):
@@ -40,17 +41,23 @@ class TwoPassConfig(NamedTuple):
     skip_tail: int = 1        # 1: score programs past a token's length do nothing (0: every tile of W, as before)
 
 
-# The values pass takes 4 warps under triton 3.6 (8 were 37% slower there, `sparse_prefill_tune`, SM80 mode).
-# Triton 3.8 (the one vLLM 0.33 installs) spilled 12-36 bytes on sm_80/sm_86 at 4 warps with the 64-key tile, so
-# there it takes 8 (no spills; not yet timed on a GPU with triton 3.8).
+# The 64-key tile's values pass takes 4 warps under triton 3.6 (8 were 37% slower there, `sparse_prefill_tune`,
+# SM80 mode); triton 3.8 (the one vLLM 0.33 installs) spills 12-36 bytes on sm_80/sm_86 at 4 warps with that tile,
+# so there it takes 8.
 _TRITON_3_8 = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 8)
 _VALUES_WARPS = 8 if _TRITON_3_8 else 4
-# The default since 2026-12-04 (`sparse_prefill_tune`, H200, both modes, once the full head blocks lost their
-# masks): 128-key score tiles in 32-dim K steps, 4 stages (a token's queries loaded 5 times instead of 10), and
-# values steps of 64 keys. Under triton 3.8 for sm_80 / sm_86: scores 159 registers, 37 KB of shared memory,
-# values 128 registers, no spills.
-TWO_PASS = TwoPassConfig(block_n=128, block_k=32, num_stages=4, values_n=64, values_warps=_VALUES_WARPS)
-# the default before: 64-key score tiles in 64-dim K steps (the benchmark times it in the same run)
+# The default since 2026-12-04: 128-key score tiles in 32-dim K steps, 4 stages (a token's queries loaded 5 times
+# instead of 10; `sparse_prefill_tune`, H200, both modes), and one 128-key values step per score tile on 4 warps
+# with 2 stages (per-pass device times of `exp_prefill_split.py`, H200, 2026-12-04 12:1x: the values pass at
+# T = 1,536 takes 261 us natively, 293 us in the SM80 ISA under triton 3.6 and 312 us under triton 3.8, against
+# 249 / 352 / 650 us for the 64-key values steps on 8 warps that triton 3.8 used before). Under triton 3.8 for
+# sm_80 / sm_86: scores 159 registers and 37 KB of shared memory, values 255 / 254 registers and 49 KB, no spills.
+TWO_PASS = TwoPassConfig(block_n=128, block_k=32, num_stages=4, values_n=0, values_warps=4, values_stages=2)
+# GPUs whose SM holds 100 KB of shared memory (sm_86, sm_89) fit one 49 KB values program per SM; there the values
+# pass walks each score tile in two 64-key steps (25 KB: two programs per SM, as on an A100 with the default).
+TWO_PASS_SM86 = TWO_PASS._replace(values_n=64, values_stages=3)
+TWO_PASS_SMEM_MIN = 2 * 52 * 1024   # opt-in shared memory per block below which `prefill_config` takes TWO_PASS_SM86
+# the default before 2026-12-04 09:00: 64-key score tiles in 64-dim K steps (the benchmark times it in the same run)
 TWO_PASS_64 = TwoPassConfig(values_warps=_VALUES_WARPS)
 # the default scoring every tile of the row width, as before the scores pass skipped tiles past a token's length
 TWO_PASS_BEFORE = TWO_PASS._replace(skip_tail=0)
@@ -63,6 +70,11 @@ TWO_PASS_WIDE = TwoPassConfig(block_n=128, block_k=32, block_d=256, num_warps=4,
 PREFILL_TILES = {8: AttnTile(16, 32, 8), 16: AttnTile(16, 32, 8), 32: AttnTile(32, 16, 4), 64: AttnTile(32, 16, 4),
                  128: AttnTile(32, 16, 4)}
 SCRATCH_BYTES = 128 << 20     # the probabilities buffer of one chunk of tokens (two passes)
+allow_shared_memory("_sparse_attn_values_kernel", 52 * 1024,
+                    "one 128-key values step stages its two MMA operands: the probabilities (64 heads x 128 keys of "
+                    "bf16, 16 KB) and the gathered value rows (128 keys x 128 columns, 32 KB); two 64-key steps fit "
+                    "25 KB but took the values pass from 293 to 352 us in the SM80 ISA (H200, triton 3.6, T = 1,536). "
+                    "`prefill_config` takes the 64-key steps (TWO_PASS_SM86) where an SM holds only 100 KB")
 
 
 def check_two_pass(config, name: str = "config") -> TwoPassConfig:
@@ -98,7 +110,8 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
     check_lens("lens", lens, T)
     check_error_counter(errors)
     if config is None:
-        config = prefill_config(H, indices.shape[1], host_keys_per_token(indices.shape[1], lens, keys_per_token))
+        config = prefill_config(H, indices.shape[1], host_keys_per_token(indices.shape[1], lens, keys_per_token),
+                                _smem_per_block(q.device))
     elif isinstance(config, AttnTile):
         check_attn_tile(config)
     elif isinstance(config, TwoPassConfig):
@@ -138,12 +151,22 @@ def host_keys_per_token(W: int, lens: torch.Tensor | None = None, keys_per_token
     return float(W)
 
 
-def prefill_config(H: int, W: int, keys_per_token: float | None = None) -> TwoPassConfig | AttnTile:
+def prefill_config(H: int, W: int, keys_per_token: float | None = None,
+                   smem_per_block: int | None = None) -> TwoPassConfig | AttnTile:
     """The method and tiles `sparse_attn_prefill` uses when given no config: the fused kernel (`PREFILL_TILES[H]`)
-    when tokens read at most `PREFILL_FUSED_MAX_FILL` of their row width W, else the two passes (`TWO_PASS`).
-    `keys_per_token`: the mean entries a token reads (None: full rows)."""
+    when tokens read at most `PREFILL_FUSED_MAX_FILL` of their row width W, else the two passes: `TWO_PASS`, or
+    `TWO_PASS_SM86` when the device's opt-in shared memory per block (`smem_per_block`, bytes; None: unknown, taken
+    as an A100's) is below `TWO_PASS_SMEM_MIN`. `keys_per_token`: the mean entries a token reads (None: full rows)."""
     keys = W if keys_per_token is None else min(keys_per_token, W)
-    return PREFILL_TILES[H] if W > 0 and keys <= PREFILL_FUSED_MAX_FILL * W else TWO_PASS
+    if W > 0 and keys <= PREFILL_FUSED_MAX_FILL * W:
+        return PREFILL_TILES[H]
+    return TWO_PASS_SM86 if smem_per_block is not None and smem_per_block < TWO_PASS_SMEM_MIN else TWO_PASS
+
+
+@functools.lru_cache(maxsize=None)
+def _smem_per_block(device: torch.device) -> int | None:
+    "The opt-in shared memory per block of a CUDA device (bytes), None elsewhere; read once per device."
+    return device_info(device).smem_per_block if device.type == "cuda" else None
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #0e6bc7ad
 @triton.jit
@@ -458,11 +481,12 @@ def _method(config) -> str:
 
 
 def _named_methods() -> dict:
-    """The methods every case times, by name: the fused kernel, the default two passes, the default scoring every
+    """The methods every case times, by name: the fused kernel, the default two passes, their 64-key values steps
+    for 100 KB SMs (`two_pass_sm86`), the default scoring every
     tile of the row width (`two_pass_before`), the 64-key tiles that were the default until 2026-12-04
     (`two_pass_64`), and the wide two-pass tiles."""
-    return {"fused": PREFILL_TILES[64], "two_pass": TWO_PASS, "two_pass_before": TWO_PASS_BEFORE,
-            "two_pass_64": TWO_PASS_64, "two_pass_wide": TWO_PASS_WIDE}
+    return {"fused": PREFILL_TILES[64], "two_pass": TWO_PASS, "two_pass_sm86": TWO_PASS_SM86,
+            "two_pass_before": TWO_PASS_BEFORE, "two_pass_64": TWO_PASS_64, "two_pass_wide": TWO_PASS_WIDE}
 
 
 @benchmark("sparse_prefill", "sparse_attn_prefill: 64 heads; full 640-entry rows and short rows of fresh prompts, "
@@ -526,14 +550,14 @@ def _bench_sparse_prefill(ctx):
 
 
 # variations of TWO_PASS the tuning sweep times (the first three also in quick mode): the default without skipping
-# tiles, the wide tiles, the 64-key default before, 256-column values programs, wide variants, one field of the
-# default at a time, and two variants of the 64-key tile
-TWO_PASS_VARIANTS = (TWO_PASS, TWO_PASS_BEFORE, TWO_PASS_WIDE, TWO_PASS_64,
-                     TWO_PASS._replace(block_d=256, values_warps=8, values_stages=2, values_n=32),
+# tiles, the wide tiles, the 64-key default before, the 64-key values steps of 100 KB SMs (on 4 and 8 warps),
+# 32-key values steps, wide variants, one field of the default at a time, and two variants of the 64-key tile
+TWO_PASS_VARIANTS = (TWO_PASS, TWO_PASS_BEFORE, TWO_PASS_WIDE, TWO_PASS_64, TWO_PASS_SM86,
+                     TWO_PASS_SM86._replace(values_warps=8), TWO_PASS._replace(values_n=32),
                      TWO_PASS_WIDE._replace(values_n=64), TWO_PASS_WIDE._replace(block_k=64, num_warps=8, num_stages=3),
                      TWO_PASS._replace(block_k=64, num_stages=3), TWO_PASS._replace(values_warps=8),
-                     TWO_PASS._replace(block_d=64), TWO_PASS._replace(num_stages=2, values_stages=2),
-                     TWO_PASS._replace(block_h=32), TWO_PASS._replace(values_n=0), TWO_PASS._replace(num_warps=8),
+                     TWO_PASS._replace(values_stages=3), TWO_PASS._replace(block_d=64), TWO_PASS._replace(num_stages=2),
+                     TWO_PASS._replace(block_h=32), TWO_PASS._replace(num_warps=8),
                      TWO_PASS_64._replace(num_stages=2, values_stages=2), TWO_PASS_64._replace(block_n=32))
 
 
@@ -572,7 +596,7 @@ def _sparse_prefill_aot_examples():
         sink = e(H, dt=torch.float32)
         for lens in (None, e(1536)):
             # the named two-pass configs the benchmarks time (TWO_PASS_BEFORE differs only in the scores pass)
-            for config in (TWO_PASS, PREFILL_TILES[H], TWO_PASS_WIDE) + ((TWO_PASS_BEFORE,) if H == 64 else ()):
+            for config in (TWO_PASS, TWO_PASS_SM86, PREFILL_TILES[H], TWO_PASS_WIDE) + ((TWO_PASS_BEFORE,) if H == 64 else ()):
                 for errors in (None, e(1)) if lens is None else (None,):      # with and without the counter
                     sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
                                         e(1536, 640), sink, lens, config=config, errors=errors)
