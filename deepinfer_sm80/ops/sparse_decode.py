@@ -19,7 +19,7 @@ from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_H
                                                  attend_block, check_attn_tile, check_common, check_lens, check_q,
                                                  check_range, check_rows, load_chunks, sparse_attn_decode_ref,
                                                  store_normalized, to_bf16, zero_chunks)
-from .sparse_prefill import SCRATCH_BYTES, fold_tile_stats
+from .sparse_prefill import _TRITON_3_8, SCRATCH_BYTES, fold_tile_stats
 import torch
 import triton
 import triton.language as tl
@@ -72,13 +72,19 @@ def check_two_pass(cfg, name: str = "two_pass") -> DecodeTwoPass:
 
 
 # the two-pass tile `two_pass=True` and the rules use: the scores pass loops over its column groups, each values
-# program owns 64 columns (168 registers: three programs an SM)
-DECODE_TWO_PASS = DecodeTwoPass(stages=1, groups=1)
-# the tiles `sparse_decode_two_pass_tune` times (and the compile gate compiles; none spills on sm_80/sm_86)
-TWO_PASS_TILES = (DECODE_TWO_PASS, DecodeTwoPass(), DecodeTwoPass(stages=1), DecodeTwoPass(stages=1, values_prefetch=1),
-                  DecodeTwoPass(stages=1, groups=1, values_prefetch=1), DecodeTwoPass(stages=3, groups=1),
-                  DecodeTwoPass(stages=1, groups=1, values_n=32),
-                  DecodeTwoPass(block_n=128, num_warps=8, values_n=64, stages=1, groups=1))
+# program owns 64 columns. Its warps follow the Triton that compiles it (`exp_decode_vw.py`, H200, SM80 ISA,
+# 2026-12-04 12:52): on 4 warps triton 3.6 gives the values program 122 registers (four programs an SM) and triton
+# 3.8 168 (three), and 256 tokens take 176 us under 3.6 against 220 under 3.8. On 2 warps (246 registers, four
+# 2-warp programs an SM under both) triton 3.8 takes 189 us (55 against 71 at 64 tokens, the same bits), while
+# triton 3.6 loses (200 us).
+DECODE_TWO_PASS = DecodeTwoPass(stages=1, groups=1, values_warps=2 if _TRITON_3_8 else 4)
+# the tiles `sparse_decode_two_pass_tune` times (and the compile gate compiles; none spills on sm_80/sm_86): the
+# default, then the other values-warp count first
+TWO_PASS_TILES = tuple(dict.fromkeys((
+    DECODE_TWO_PASS, DecodeTwoPass(stages=1, groups=1), DecodeTwoPass(stages=1, groups=1, values_warps=2),
+    DecodeTwoPass(), DecodeTwoPass(stages=1), DecodeTwoPass(stages=1, values_prefetch=1),
+    DecodeTwoPass(stages=1, groups=1, values_prefetch=1), DecodeTwoPass(stages=3, groups=1),
+    DecodeTwoPass(stages=1, groups=1, values_n=32), DecodeTwoPass(block_n=128, num_warps=8, values_n=64, stages=1, groups=1))))
 
 
 # per head count, tuned on the H200 in SM80 mode (`sparse_decode_tune`, `sparse_split_tune`; 64 heads at 2 tokens:

@@ -48,7 +48,7 @@ _TRITON_3_8 = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 8)
 _VALUES_WARPS = 8 if _TRITON_3_8 else 4
 # The default since 2026-12-04: 128-key score tiles in 32-dim K steps, 4 stages (a token's queries loaded 5 times
 # instead of 10; `sparse_prefill_tune`, H200, both modes), and one 128-key values step per score tile on 4 warps
-# with 2 stages (per-pass device times of `exp_prefill_split.py`, H200, 2026-12-04 12:1x: the values pass at
+# with 2 stages (per-pass device times of `exp_prefill_split.py`, H200, 2026-12-04 12:22: the values pass at
 # T = 1,536 takes 261 us natively, 293 us in the SM80 ISA under triton 3.6 and 312 us under triton 3.8, against
 # 249 / 352 / 650 us for the 64-key values steps on 8 warps that triton 3.8 used before). Under triton 3.8 for
 # sm_80 / sm_86: scores 159 registers and 37 KB of shared memory, values 255 / 254 registers and 49 KB, no spills.
