@@ -50,8 +50,9 @@ _VALUES_WARPS = 8 if _TRITON_3_8 else 4
 # instead of 10; `sparse_prefill_tune`, H200, both modes), and one 128-key values step per score tile on 4 warps
 # with 2 stages (per-pass device times of `exp_prefill_split.py`, H200, 2026-12-04 12:22: the values pass at
 # T = 1,536 takes 261 us natively, 293 us in the SM80 ISA under triton 3.6 and 312 us under triton 3.8, against
-# 249 / 352 / 650 us for the 64-key values steps on 8 warps that triton 3.8 used before). Under triton 3.8 for
-# sm_80 / sm_86: scores 159 registers and 37 KB of shared memory, values 255 / 254 registers and 49 KB, no spills.
+# 249 / 352 / 650 us for the 64-key values steps before: on 4 warps under triton 3.6, on 8 under 3.8). Under
+# triton 3.8 for sm_80 / sm_86: scores 159 registers and 37 KB of shared memory, values 255 / 254 registers and
+# 49 KB, no spills.
 TWO_PASS = TwoPassConfig(block_n=128, block_k=32, num_stages=4, values_n=0, values_warps=4, values_stages=2)
 # GPUs whose SM holds 100 KB of shared memory (sm_86, sm_89) fit one 49 KB values program per SM; there the values
 # pass walks each score tile in two 64-key steps (25 KB: two programs per SM, as on an A100 with the default).
