@@ -22,10 +22,11 @@ import triton
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
            'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES', 'GPU_CELL_NOTE',
            'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
-           'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability', 'select_backend',
-           'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording_for', 'recording', 'launch', 'selftest',
-           'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
-           'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
+           'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability',
+           'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording_for',
+           'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded',
+           'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note',
+           'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -220,6 +221,13 @@ def target_capability(device: torch.device) -> int | None:
         return int(arch[2:])
     major, minor = torch.cuda.get_device_capability(device)
     return 10 * major + minor
+
+
+def triton_at_least(major: int, minor: int, version: str | None = None) -> bool:
+    """Whether Triton `version` (default: the installed one) is at least `major.minor`: for tiles chosen per
+    compiler, since triton 3.6 and 3.8 allocate registers differently."""
+    v = triton.__version__ if version is None else version
+    return tuple(int(x) for x in v.split(".")[:2]) >= (major, minor)
 
 
 def select_backend(*tensors: torch.Tensor, min_capability: tuple[int, int] = (8, 0)) -> str:

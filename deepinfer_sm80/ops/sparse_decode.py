@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, benchmark, check_tensor,
-                                 device_info, interpreting, launch, rel_err, select_backend, selftest)
+                                 device_info, interpreting, launch, rel_err, select_backend, selftest, triton_at_least)
 from .fp8 import e4m3_to_f32, e4m3x4_scaled_bf16, ue8m0_bf16x2, ue8m0_to_f32
 from .kv_cache import (KV, check_error_counter, check_not_meta, check_record_cache, quantize_and_insert_k_cache,
                                          quantize_and_insert_k_cache_ref, record_rows, slot_rows)
@@ -19,7 +19,7 @@ from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_H
                                                  attend_block, check_attn_tile, check_common, check_lens, check_q,
                                                  check_range, check_rows, load_chunks, sparse_attn_decode_ref,
                                                  store_normalized, to_bf16, zero_chunks)
-from .sparse_prefill import _TRITON_3_8, SCRATCH_BYTES, fold_tile_stats
+from .sparse_prefill import SCRATCH_BYTES, fold_tile_stats
 import torch
 import triton
 import triton.language as tl
@@ -77,7 +77,12 @@ def check_two_pass(cfg, name: str = "two_pass") -> DecodeTwoPass:
 # 3.8 168 (three), and 256 tokens take 176 us under 3.6 against 220 under 3.8. On 2 warps (246 registers, four
 # 2-warp programs an SM under both) triton 3.8 takes 189 us (55 against 71 at 64 tokens, the same bits), while
 # triton 3.6 loses (200 us).
-DECODE_TWO_PASS = DecodeTwoPass(stages=1, groups=1, values_warps=2 if _TRITON_3_8 else 4)
+def _two_pass_for(triton_version: str | None = None) -> DecodeTwoPass:
+    "The default two-pass tile for a Triton version (default: the installed one)."
+    return DecodeTwoPass(stages=1, groups=1, values_warps=2 if triton_at_least(3, 8, triton_version) else 4)
+
+
+DECODE_TWO_PASS = _two_pass_for()
 # the tiles `sparse_decode_two_pass_tune` times (and the compile gate compiles; none spills on sm_80/sm_86): the
 # default, then the other values-warp count first
 TWO_PASS_TILES = tuple(dict.fromkeys((

@@ -9,7 +9,7 @@ import functools
 from typing import NamedTuple
 
 from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, benchmark, check_tensor,
-                                 device_info, interpreting, launch, rel_err, select_backend, selftest)
+                                 device_info, interpreting, launch, rel_err, select_backend, selftest, triton_at_least)
 from .combine import combine_topk_swa_indices_ref
 from .kv_cache import check_error_counter, check_not_meta
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
@@ -44,8 +44,7 @@ class TwoPassConfig(NamedTuple):
 # The 64-key tile's values pass takes 4 warps under triton 3.6 (8 were 37% slower there, `sparse_prefill_tune`,
 # SM80 mode); triton 3.8 (the one vLLM 0.33 installs) spills 12-36 bytes on sm_80/sm_86 at 4 warps with that tile,
 # so there it takes 8.
-_TRITON_3_8 = tuple(int(v) for v in triton.__version__.split(".")[:2]) >= (3, 8)
-_VALUES_WARPS = 8 if _TRITON_3_8 else 4
+_VALUES_WARPS = 8 if triton_at_least(3, 8) else 4
 # The default since 2026-12-04: 128-key score tiles in 32-dim K steps, 4 stages (a token's queries loaded 5 times
 # instead of 10; `sparse_prefill_tune`, H200, both modes), and one 128-key values step per score tile on 4 warps
 # with 2 stages (per-pass device times of `exp_prefill_split.py`, H200, 2026-12-04 12:22: the values pass at
@@ -483,9 +482,8 @@ def _method(config) -> str:
 
 def _named_methods() -> dict:
     """The methods every case times, by name: the fused kernel, the default two passes, their 64-key values steps
-    for 100 KB SMs (`two_pass_sm86`), the default scoring every
-    tile of the row width (`two_pass_before`), the 64-key tiles that were the default until 2026-12-04
-    (`two_pass_64`), and the wide two-pass tiles."""
+    for 100 KB SMs (`two_pass_sm86`), the default scoring every tile of the row width (`two_pass_before`), the
+    64-key tiles that were the default until 2026-12-04 (`two_pass_64`), and the wide two-pass tiles."""
     return {"fused": PREFILL_TILES[64], "two_pass": TWO_PASS, "two_pass_sm86": TWO_PASS_SM86,
             "two_pass_before": TWO_PASS_BEFORE, "two_pass_64": TWO_PASS_64, "two_pass_wide": TWO_PASS_WIDE}
 
