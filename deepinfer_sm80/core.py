@@ -20,13 +20,13 @@ import triton
 
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
-           'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES', 'GPU_CELL_NOTE',
-           'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
+           'SPILL_EXCEPTIONS', 'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES',
+           'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
            'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability',
-           'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'recording_for',
-           'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded',
-           'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note',
-           'skip_gpu_cells_without_cuda']
+           'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'allow_spills',
+           'recording_for', 'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs', 'package_modules',
+           'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device', 'poison_',
+           'gpu_cell_note', 'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -280,6 +280,7 @@ class LaunchRecord:
 
 AOT_EXAMPLES: list[Callable[[], None]] = []
 SMEM_EXCEPTIONS: dict[str, tuple[int, str]] = {}
+SPILL_EXCEPTIONS: dict[str, tuple[int, tuple[int, int], str]] = {}
 
 _TRITON_DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64",
                   torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64"}
@@ -296,6 +297,15 @@ def allow_shared_memory(kernel_name: str, nbytes: int, reason: str):
     if nbytes > SM86_SMEM_LIMIT:
         raise ValueError(f"{kernel_name}: {nbytes} bytes exceeds the SM86 limit of {SM86_SMEM_LIMIT}")
     SMEM_EXCEPTIONS[kernel_name] = (nbytes, reason)
+
+
+def allow_spills(kernel_name: str, nbytes: int, before: tuple[int, int], reason: str):
+    """Document a spill of at most `nbytes` that Tritons older than `before` (major, minor) leave in `kernel_name`
+    where it costs no time (`reason` says where, from the SASS: e.g. one store before the main loop and one load
+    after it). The gate accepts it from those Tritons only; from `before` on the kernel must not spill at all."""
+    if not 0 < nbytes <= 64:
+        raise ValueError(f"{kernel_name}: a documented spill is a few bytes outside the loops, got {nbytes}")
+    SPILL_EXCEPTIONS[kernel_name] = (nbytes, tuple(before), reason)
 
 
 _RECORD_TARGETS: tuple | None = None

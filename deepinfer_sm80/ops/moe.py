@@ -9,8 +9,8 @@ import math
 from typing import NamedTuple
 
 import torch
-from ..core import (InputError, allow_shared_memory, aot_examples, benchmark, check_tensor, interpreting, launch,
-                                 rel_err, select_backend, selftest, target_capability)
+from ..core import (InputError, allow_shared_memory, allow_spills, aot_examples, benchmark, check_tensor,
+                                 interpreting, launch, rel_err, select_backend, selftest, target_capability)
 from .fp8 import e2m1_decode_ref, e2m1_to_f32, ue8m0_bf16x2, ue8m0_decode_ref, ue8m0_to_f32
 from .sparse_attention import to_bf16
 import triton
@@ -549,6 +549,13 @@ for _name in ("_moe_gate_up_v2_kernel", "_moe_down_v2_kernel", "_moe_gate_up_spl
 allow_shared_memory("_moe_gate_up_v9_kernel", 64 * 1024, "a tuning variant only (v2's 128 x 64 x 3-stage tile: 51 "
                     "KB; the default 64 x 64 x 3 takes 34 KB); its ~206 registers a thread at 8 warps allow one CTA "
                     "an SM anyway, which fits sm_86")
+allow_spills("_moe_v8_kernel", 4, (3, 8), "a tuning variant only (v8's 32 x 256 two-warp gate/up tile, T = 1: "
+             "71 us against the default's 53) under triton 3.6: one register stored and loaded back nine "
+             "instructions later among the address computations before the K loop (sm_80 SASS). Triton 3.8 "
+             "does not spill")
+allow_spills("_moe_v13_kernel", 4, (3, 8), "the decode default's two-warp gate/up tile (MOE_DECODE_V13_W2) "
+             "on sm_86 under triton 3.6: one register stored before the K loop and loaded back after it (one "
+             "STL, one LDL in the sm_86 SASS, none inside the loop). Its sm_80 build and triton 3.8's do not spill")
 
 
 def _fit(tile: MoEGemmTile, n: int, k: int, split: int = 1) -> MoEGemmTile:
@@ -981,6 +988,13 @@ def _moe_swiglu_kernel(part_ptr, sorted_ptr, offsets_ptr, counts_ptr, h_ptr, I, 
     else:
         col = n
     tl.store(h_ptr + rows[:, None].to(tl.int64) * I + col[None, :], to_bf16(h, UPCAST), mask=m)
+
+
+def _swiglu_warps(split: int) -> int:
+    """Warps of `_moe_swiglu_kernel` (16 x 256 tiles): 4, and 8 from 8 K slices on. Triton 3.6 issues all of a
+    tile's partial loads at once, so with 8 slices on 4 warps it ran out of registers (255 and a 12-byte spill on
+    sm_80; triton 3.8: 140 registers); 8 warps halve the values a thread holds."""
+    return 8 if split >= 8 else 4
 
 
 @triton.jit
@@ -1702,7 +1716,8 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
                num_stages=up.num_stages, ALIGN=cfg.align_k, **v2)
         launch(_moe_swiglu_kernel, (triton.cdiv(T * k, cfg.block_m) if direct else al.max_tiles, triton.cdiv(I, 256)),
                part, al.sorted_ids, al.offsets, al.counts, h, I, T * k, E, float(swiglu_limit), BM=cfg.block_m,
-               BLOCK=256, SPLIT=split[0], E_PAD=E_PAD, UPCAST=interp, PERM=perm, DIRECT=direct, num_warps=4)
+               BLOCK=256, SPLIT=split[0], E_PAD=E_PAD, UPCAST=interp, PERM=perm, DIRECT=direct,
+               num_warps=_swiglu_warps(split[0]))
         launch(_moe_down_split_kernel, (H // dn.block_n, al.max_tiles, split[1]), h, al.sorted_ids, al.offsets,
                al.counts, weights, experts.w2, experts.w2_scale, pairs, H, I, I // 2, I // MXFP4_GROUP, E, T * k,
                BM=cfg.block_m, BN=dn.block_n, BK=dn.block_k, SPLIT=split[1], num_warps=dn.num_warps,
