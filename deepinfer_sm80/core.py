@@ -24,9 +24,9 @@ __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_S
            'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
            'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability',
            'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'allow_spills',
-           'recording_for', 'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs', 'package_modules',
-           'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device', 'poison_',
-           'gpu_cell_note', 'skip_gpu_cells_without_cuda']
+           'allowed_spill', 'recording_for', 'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs',
+           'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device',
+           'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -306,6 +306,12 @@ def allow_spills(kernel_name: str, nbytes: int, before: tuple[int, int], reason:
     if not 0 < nbytes <= 64:
         raise ValueError(f"{kernel_name}: a documented spill is a few bytes outside the loops, got {nbytes}")
     SPILL_EXCEPTIONS[kernel_name] = (nbytes, tuple(before), reason)
+
+
+def allowed_spill(kernel_name: str) -> int:
+    "Bytes of spill the gate accepts in `kernel_name` under the installed Triton (0: none; see `allow_spills`)."
+    nbytes, before, _ = SPILL_EXCEPTIONS.get(kernel_name, (0, (0, 0), ""))
+    return 0 if triton_at_least(*before) else nbytes
 
 
 _RECORD_TARGETS: tuple | None = None

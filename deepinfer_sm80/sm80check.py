@@ -70,9 +70,7 @@ def verdict(r: dict) -> list[str]:
     "Reasons a compiled kernel fails the gate (empty when it passes)."
     why = []
     if r["spill_stores"] or r["spill_loads"]:
-        allowed = core.SPILL_EXCEPTIONS.get(r["kernel"])
-        if (allowed is None or core.triton_at_least(*allowed[1])
-                or max(r["spill_stores"], r["spill_loads"]) > allowed[0]):
+        if max(r["spill_stores"], r["spill_loads"]) > core.allowed_spill(r["kernel"]):
             why.append(f"spills {r['spill_stores']}/{r['spill_loads']} bytes")
     if r["shared"] > core.SM86_SMEM_LIMIT:
         why.append(f"{r['shared']} B shared memory > SM86 limit {core.SM86_SMEM_LIMIT}")
@@ -225,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     if core.SMEM_EXCEPTIONS:
         print("\ndocumented shared-memory exceptions:")
         for k, (n, why) in sorted(core.SMEM_EXCEPTIONS.items()): print(f"  {k}: up to {n / 1024:.0f} KB: {why}")
-    old = {k: v for k, v in core.SPILL_EXCEPTIONS.items() if not core.triton_at_least(*v[1])}
+    old = {k: v for k, v in core.SPILL_EXCEPTIONS.items() if core.allowed_spill(k)}
     if old:
         print(f"\ndocumented spills accepted from triton {triton.__version__}:")
         for k, (n, (ma, mi), why) in sorted(old.items()): print(f"  {k}: up to {n} bytes before triton {ma}.{mi}: {why}")
