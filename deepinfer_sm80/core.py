@@ -23,10 +23,10 @@ __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_S
            'SPILL_EXCEPTIONS', 'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES',
            'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
            'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability',
-           'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples', 'allow_shared_memory', 'allow_spills',
-           'allowed_spill', 'recording_for', 'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs',
-           'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device',
-           'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
+           'arrival_counters', 'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples',
+           'allow_shared_memory', 'allow_spills', 'allowed_spill', 'recording_for', 'recording', 'launch', 'selftest',
+           'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
+           'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -221,6 +221,29 @@ def target_capability(device: torch.device) -> int | None:
         return int(arch[2:])
     major, minor = torch.cuda.get_device_capability(device)
     return 10 * major + minor
+
+
+_ARRIVALS: dict = {}        # (owner, device) -> int32 arrival counters, all 0 between calls
+_OLD_ARRIVALS: list = []    # outgrown counter buffers, kept alive: a captured CUDA graph may still point at them
+
+
+def arrival_counters(device: torch.device, n: int, owner: str) -> torch.Tensor:
+    """At least `n` int32 arrival counters on `device` for kernels whose last-arriving program finishes a reduction
+    (the fused decode merge, the MoE's fused slot sum). One buffer per `owner` and device, zeroed once when allocated
+    (power-of-two size classes of at least 1024); every launch that uses it leaves it at 0, so calls and CUDA-graph
+    replays start clean. It is never reallocated during a graph capture (InputError: run the call once before
+    capturing it). Calls of one owner on one device must be ordered (one stream or one graph). A launch that fails
+    midway can leave counts behind: zero the buffer (`arrival_counters(device, 1, owner).zero_()`) before the next."""
+    key = (owner, torch.device(device))
+    buf = _ARRIVALS.get(key)
+    if buf is None or buf.numel() < n:
+        if key[1].type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise InputError(f"{owner} needs {n} arrival counters on {key[1]} and has {0 if buf is None else buf.numel()}: "
+                             "they cannot be allocated during a CUDA-graph capture; run the call once before capturing")
+        if buf is not None:
+            _OLD_ARRIVALS.append(buf)
+        buf = _ARRIVALS[key] = torch.zeros(max(1024, triton.next_power_of_2(n)), dtype=torch.int32, device=key[1])
+    return buf
 
 
 def triton_at_least(major: int, minor: int, version: str | None = None) -> bool:

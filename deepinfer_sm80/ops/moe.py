@@ -9,8 +9,9 @@ import math
 from typing import NamedTuple
 
 import torch
-from ..core import (InputError, allow_shared_memory, allow_spills, aot_examples, benchmark, check_tensor,
-                                 interpreting, launch, rel_err, select_backend, selftest, target_capability)
+from ..core import (InputError, allow_shared_memory, allow_spills, aot_examples, arrival_counters, benchmark,
+                                 check_tensor, interpreting, launch, recording_for, rel_err, select_backend, selftest,
+                                 target_capability)
 from .fp8 import e2m1_decode_ref, e2m1_to_f32, ue8m0_bf16x2, ue8m0_decode_ref, ue8m0_to_f32
 from .sparse_attention import to_bf16
 import triton
@@ -25,13 +26,13 @@ __all__ = ['DSV41_MOE', 'MXFP4_GROUP', 'ROUTER_TILE', 'ROUTER_TILE_DECODE', 'SPL
            'MOE_DECODE_V6_N64_DIRECT', 'MOE_DECODE_V5_W2', 'MOE_DECODE_V6_W2', 'MOE_TINY_V7', 'MOE_TUNE_TINY',
            'MOE_TINY_V8', 'MOE_TINY_V8_S3', 'MOE_TINY_V8_KW', 'MOE_TUNE_DECODE', 'MOE_TUNE_DECODE_QUICK',
            'MOE_DECODE_V9', 'MOE_DECODE_V9_W2', 'MOE_DECODE_V13', 'MOE_DECODE_V13_W2', 'MOE_TUNE_V13', 'MOE_PREFILL_V9',
-           'MOE_PREFILL_V11', 'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_ONE_DEFAULT', 'MOE_TINY_DEFAULT',
-           'MOE_DECODE_DEFAULT', 'MOE_MID_DEFAULT', 'MOE_PREFILL_DEFAULT', 'MOE_PREFILL_WGMMA', 'FOLD_SHIFT',
-           'MoEShape', 'moe_scores_ref', 'moe_route_ref', 'moe_hash_route_ref', 'mxfp4_quantize_ref',
-           'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref', 'moe_experts_ref', 'RouterTile', 'moe_route',
-           'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align', 'moe_align_ref', 'MoEGemmTile', 'MoEConfig',
-           'moe_default_config', 'k_warps', 'perm_k4', 'perm_k8', 'perm_k8_rows', 'perm_k32', 'moe_experts',
-           'moe_forward']
+           'MOE_PREFILL_V11', 'MOE_PREFILL_V12', 'MOE_TUNE_PREFILL', 'MOE_ONE_UNFOLDED', 'MOE_TINY_UNFOLDED',
+           'MOE_ONE_DEFAULT', 'MOE_TINY_DEFAULT', 'MOE_DECODE_DEFAULT', 'MOE_MID_DEFAULT', 'MOE_PREFILL_DEFAULT',
+           'MOE_PREFILL_WGMMA', 'FOLD_SHIFT', 'ACC_IN_TARGETS', 'MoEShape', 'moe_scores_ref', 'moe_route_ref',
+           'moe_hash_route_ref', 'mxfp4_quantize_ref', 'mxfp4_dequantize_ref', 'MoEExperts', 'mxfp4_experts_ref',
+           'moe_experts_ref', 'RouterTile', 'moe_route', 'moe_hash_route', 'MoEAlignment', 'moe_max_tiles', 'moe_align',
+           'moe_align_ref', 'MoEGemmTile', 'MoEConfig', 'moe_default_config', 'k_warps', 'perm_k4', 'perm_k8',
+           'perm_k8_rows', 'perm_k32', 'mxfp4_fold_ok', 'moe_experts', 'moe_forward']
 
 # %% ../../nbs/04c_moe.ipynb #5f0bb8a8
 class MoEShape(NamedTuple):
@@ -400,6 +401,11 @@ class MoEConfig(NamedTuple):
     direct_pairs: int = 0  # "v3".."v6": up to this many (token, slot) pairs, one row tile per pair, no sorting
     align_k: bool = False  # "v3".."v6": tell Triton the gate/up K slice starts at a multiple of block_k (16-byte
                            # copies of the packed codes): faster natively, slower in triton 3.6's SM80 lowering (04c)
+    fold: bool = False     # "v8": one multiply a decoded pair (`mxfp4_fold_ok`: only when every scale byte of
+                           # the experts lies in 64..191, where it is exact; otherwise the two-multiply decode)
+    fused_sum: bool = False  # "v8": the down GEMM's last program of a row tile sums the token's pairs (no sum launch)
+    acc_in: bool | None = None  # "v8": add into the accumulator inside the PTX (None: when compiling for one of
+                                # `ACC_IN_TARGETS`; sm_86 and unknown targets take a fresh fragment a step)
 
 
 SPLIT_KERNELS = {"v3": 0, "v4": 1, "v5": 2, "v6": 3}     # the split-K kernels and their K order / decode (PERM)
@@ -537,8 +543,15 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V1
 # up to 8 pairs (T = 1) two row warps x two K warps in the gate/up GEMM, the 3 down slices kept (T = 1: 53.2 / 53.5 us
 # native / SM80 ISA against 61.0 / 59.9); up to 24 pairs (T = 2 to 4) four K warps of 128-value steps in the gate/up
 # GEMM and two in an unsliced down GEMM (T = 4: 159.7 / 160.1 us against 164.7 / 163.2; T = 2 and 3 tie within 1%).
-MOE_ONE_DEFAULT = MOE_TINY_V8_KW[5]._replace(direct_pairs=8)
-MOE_TINY_DEFAULT = MOE_TINY_V8_KW[9]
+# Since 2026-12-04 (runs 182-183): v8 folds the scale into one multiply a pair wherever the experts' scale bytes allow
+# it (`mxfp4_fold_ok`), and at T = 1 the down GEMM's last program of a row tile does the slot sum (T = 1: 50.2-50.7 us
+# against 51.7-52.7 in all three modes; T = 4: 151-154 against 158-160; `exp_moe_fold.py`). The unfolded tiles stay in
+# the sweep as `MOE_ONE_UNFOLDED` and `MOE_TINY_UNFOLDED`.
+MOE_ONE_UNFOLDED = MOE_TINY_V8_KW[5]._replace(direct_pairs=8)
+MOE_TINY_UNFOLDED = MOE_TINY_V8_KW[9]
+MOE_ONE_DEFAULT = MOE_ONE_UNFOLDED._replace(fold=True, fused_sum=True)
+MOE_TINY_DEFAULT = MOE_TINY_UNFOLDED._replace(fold=True)
+MOE_TUNE_TINY += (MOE_ONE_DEFAULT, MOE_TINY_DEFAULT)
 MOE_DECODE_DEFAULT = MOE_DECODE_V13_W2
 MOE_MID_DEFAULT = MOE_DECODE_V5_W2
 MOE_PREFILL_DEFAULT = MOE_PREFILL_V12
@@ -699,20 +712,30 @@ def _moe_down_kernel(h_ptr, sorted_ptr, offsets_ptr, counts_ptr, topk_w_ptr, w_p
 
 
 @triton.jit
-def _moe_sum_kernel(pairs_ptr, shared_ptr, out_ptr, H, NP, TOPK: tl.constexpr, BLOCK: tl.constexpr,
-                    HAS_SHARED: tl.constexpr, EMULATE_RNE: tl.constexpr, SPLIT: tl.constexpr):
-    t = tl.program_id(0).to(tl.int64)
-    n = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+def _slot_sum_tile(pairs_ptr, shared_ptr, out_ptr, t, n0, H, NP, TOPK: tl.constexpr, BLOCK: tl.constexpr,
+                   SPLIT: tl.constexpr, HAS_SHARED: tl.constexpr, EMULATE_RNE: tl.constexpr):
+    """Columns n0..n0 + BLOCK of token t's output: its TOPK pairs' partial rows `[SPLIT, NP, H]` summed in slot order
+    (each pair's K splits in split order) plus the shared expert's row, rounded to bf16. The loads bypass L1 (`.cg`):
+    in v8's fused sum other programs wrote the partials."""
+    t = t.to(tl.int64)
+    n = n0 + tl.arange(0, BLOCK)
     m = n < H
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
     for j in tl.static_range(TOPK):                             # slot order: the result does not depend on scheduling
-        p = tl.load(pairs_ptr + (t * TOPK + j) * H + n, mask=m, other=0.0)
+        p = tl.load(pairs_ptr + (t * TOPK + j) * H + n, mask=m, other=0.0, cache_modifier=".cg")
         for s in tl.static_range(1, SPLIT):                     # a pair's K splits (v3), in split order
-            p += tl.load(pairs_ptr + (s * NP + t * TOPK + j) * H + n, mask=m, other=0.0)
+            p += tl.load(pairs_ptr + (s * NP + t * TOPK + j) * H + n, mask=m, other=0.0, cache_modifier=".cg")
         acc += p
     if HAS_SHARED:
         acc += tl.load(shared_ptr + t * H + n, mask=m, other=0.0).to(tl.float32)
     tl.store(out_ptr + t * H + n, to_bf16(acc, EMULATE_RNE), mask=m)
+
+
+@triton.jit
+def _moe_sum_kernel(pairs_ptr, shared_ptr, out_ptr, H, NP, TOPK: tl.constexpr, BLOCK: tl.constexpr,
+                    HAS_SHARED: tl.constexpr, EMULATE_RNE: tl.constexpr, SPLIT: tl.constexpr):
+    _slot_sum_tile(pairs_ptr, shared_ptr, out_ptr, tl.program_id(0), tl.program_id(1) * BLOCK, H, NP, TOPK, BLOCK,
+                   SPLIT, HAS_SHARED, EMULATE_RNE)
 
 
 # %% ../../nbs/04c_moe.ipynb #b7d4c3a2
@@ -1199,23 +1222,29 @@ def _moe_v7_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN, SWIGLU, FAST, False)
 
 # %% ../../nbs/04c_moe.ipynb #b8e1f0a2
-def _mma_rows16_ptx() -> str:
+def _mma_rows16_ptx(fold: bool = False, acc_in: bool = True) -> str:
     """The PTX of `_mxfp4_mma_rows16`: the code words of one scale group of weight rows g ($4..$7) and g + 8
-    ($8..$11), their scales as bf16 pairs ($12, $16: `ue8m0_bf16x2`, broadcast operands) and the activation pairs
-    of the group's 4 words ($20 + 4 w + j: word w, pair j) -> $0..$3, the m16n8k16 D fragment (rows g and g + 8,
-    columns 2q and 2q + 1). Weights in A (decoded as in v5, then 2^126 and the row's scale), the token in B column 0:
-    one `mma.sync` per word of each row pair. The scale cannot wait for the fp32 result: one `mma.sync` sums the K
-    values of lanes q = 0..3, which belong to four different scale groups."""
+    ($8..$11), their scales as bf16 pairs ($12, $16: `ue8m0_bf16x2`, broadcast operands), the activation pairs
+    of the group's 4 words ($20 + 4 w + j: word w, pair j) and the accumulator ($36..$39) -> $0..$3, the m16n8k16 D
+    fragment (rows g and g + 8, columns 2q and 2q + 1) with the products added. Weights in A (decoded as in v5, then
+    2^126 and the row's scale), the token in B column 0: one `mma.sync` per word of each row pair. The scale cannot
+    wait for the fp32 result: one `mma.sync` sums the K values of lanes q = 0..3, which belong to four different
+    scale groups. fold: the scales are `_ue8m0_bf16x2_folded` (2^(e - 64)) and one multiply a pair replaces the two
+    (the products are 2^-63 times the real ones; the caller scales the fp32 result back). acc_in False: the products
+    go to a fresh fragment ($36..$39 unused) that the caller adds (fewer live registers: v8's default one-token tile
+    spills on sm_86 with the accumulating routine, `ACC_IN_TARGETS`)."""
     L = [".reg .b32 t, s, k, z, d0, d1, d2, d3, a0, a1, a2, a3, a4, a5, a6, a7;",
-         "mov.b32 k, 0x7E807E80;", "mov.b32 z, 0x80008000;"] + [f"mov.b32 d{o}, 0;" for o in range(4)]
+         "mov.b32 k, 0x7E807E80;", "mov.b32 z, 0x80008000;"] + [f"mov.b32 d{o}, {f'${36 + o}' if acc_in else 0};"
+                                                                  for o in range(4)]
     mma = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {d0, d1, d2, d3}, {%s, %s, %s, %s}, {%s, %s}, {d0, d1, d2, d3};"
     for w in range(4):
         for r, (c, sc) in enumerate(((f"${4 + w}", "$12"), (f"${8 + w}", "$16"))):   # word w of row g, of row g + 8
             L.append(f"shr.b32 s, {c}, 8;")                                           # -> pairs (v0, v4) .. (v3, v7)
             for o, (src, mask, mul) in enumerate(((c, "0x000F000F", "0x1040"), (c, "0x00F000F0", "0x104"),
                                                   ("s", "0x000F000F", "0x1040"), ("s", "0x00F000F0", "0x104"))):
-                L += [f"and.b32 t, {src}, {mask};", f"mul.lo.u32 t, t, {mul};", "and.b32 t, t, 0x81C081C0;",
-                      "fma.rn.bf16x2 t, t, k, z;", f"fma.rn.bf16x2 a{2 * o + r}, t, {sc}, z;"]
+                L += [f"and.b32 t, {src}, {mask};", f"mul.lo.u32 t, t, {mul};", "and.b32 t, t, 0x81C081C0;"]
+                L += [] if fold else ["fma.rn.bf16x2 t, t, k, z;"]                   # times 2^126
+                L.append(f"fma.rn.bf16x2 a{2 * o + r}, t, {sc}, z;")                 # times the scale
         x = [f"${20 + 4 * w + j}" for j in range(4)]
         L += [mma % ("a0", "a1", "a2", "a3", x[0], x[1]), mma % ("a4", "a5", "a6", "a7", x[2], x[3])]
     L += [f"mov.b32 ${o}, d{o};" for o in range(4)]
@@ -1223,15 +1252,33 @@ def _mma_rows16_ptx() -> str:
 
 
 _MMA_ROWS16_PTX = tl.constexpr(_mma_rows16_ptx())
+_MMA_ROWS16_FOLD_PTX = tl.constexpr(_mma_rows16_ptx(True))
+_MMA_ROWS16_FRESH_PTX = tl.constexpr(_mma_rows16_ptx(acc_in=False))
+_MMA_ROWS16_FOLD_FRESH_PTX = tl.constexpr(_mma_rows16_ptx(True, acc_in=False))
+ACC_IN_TARGETS = (80, 90)    # where v8 adds into the accumulator inside the PTX (no spills; measured faster)
 
 
 @triton.jit
-def _mxfp4_mma_rows16(wg, wh, sg, sh, x0, x1, x2, x3):
-    """v8: one thread's 4 code words of rows g and g + 8 (a scale group each) times the activations -> its 4
-    elements of the m16n8k16 accumulator, scaled. Warp-wide: lane (g, q) must hold rows g and g + 8 of a 16-row
-    group and the words of quad q (checked by `_moe_v8_kernel`)."""
-    return tl.inline_asm_elementwise(_MMA_ROWS16_PTX, "=r,=r,=r,=r," + "r," * 31 + "r",
-                                     [wg, wh, sg, sh, x0, x1, x2, x3], dtype=tl.float32, is_pure=True, pack=4)
+def _mxfp4_mma_rows16(wg, wh, sg, sh, x0, x1, x2, x3, acc, FOLD: tl.constexpr, ACC_IN: tl.constexpr):
+    """v8: one thread's 4 code words of rows g and g + 8 (a scale group each) times the activations, added to its 4
+    elements of the m16n8k16 accumulator `acc`, scaled (FOLD: by 2^-63, see `_mma_rows16_ptx`). Warp-wide: lane
+    (g, q) must hold rows g and g + 8 of a 16-row group and the words of quad q (checked by `_moe_v8_kernel`)."""
+    if FOLD:
+        if ACC_IN:
+            ptx: tl.constexpr = _MMA_ROWS16_FOLD_PTX
+        else:
+            ptx: tl.constexpr = _MMA_ROWS16_FOLD_FRESH_PTX
+    else:
+        if ACC_IN:
+            ptx: tl.constexpr = _MMA_ROWS16_PTX
+        else:
+            ptx: tl.constexpr = _MMA_ROWS16_FRESH_PTX
+    d = tl.inline_asm_elementwise(ptx, "=r,=r,=r,=r," + "r," * 35 + "r", [wg, wh, sg, sh, x0, x1, x2, x3, acc],
+                                  dtype=tl.float32, is_pure=True, pack=4)
+    if ACC_IN:
+        return d
+    else:
+        return acc + d
 
 
 @triton.jit
@@ -1243,9 +1290,10 @@ def _rows16_ptrs(w_ptr, s_ptr, e, n_g, quad, i, N, KW, KS, I, BN: tl.constexpr, 
 
 
 @triton.jit
-def _rows16_step(wpg, wph, spg, sph, xq, i, xm):
+def _rows16_step(wpg, wph, spg, sph, xq, i, xm, acc, FOLD: tl.constexpr, ACC_IN: tl.constexpr):
     """One K step of v8 / v13 (compiled path): the words and scales at the four pointers times the activations at xq
-    (pairs j of the quad's words w at 4 w + j; slots where xm is false load zeros) -> the slot's D fragment."""
+    (pairs j of the quad's words w at 4 w + j; slots where xm is false load zeros), added to the slot's D fragment
+    `acc` (FOLD: 2^-63 times the products, `_mma_rows16_ptx`)."""
     wg = tl.load(wpg)
     wh = tl.load(wph)
     sg = tl.load(spg)
@@ -1254,13 +1302,18 @@ def _rows16_step(wpg, wph, spg, sph, xq, i, xm):
     x1 = tl.load(xq + 4 + i, mask=xm, other=0)
     x2 = tl.load(xq + 8 + i, mask=xm, other=0)
     x3 = tl.load(xq + 12 + i, mask=xm, other=0)
-    return _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3)
+    if FOLD:
+        return _mxfp4_mma_rows16(wg, wh, _ue8m0_bf16x2_folded(sg), _ue8m0_bf16x2_folded(sh), x0, x1, x2, x3, acc, True, ACC_IN)
+    else:
+        return _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3, acc, False, ACC_IN)
 
 
 @triton.jit
-def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I, limit, NW: tl.constexpr,
-                   R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr, FAST: tl.constexpr,
-                   KWARPS: tl.constexpr = 1):
+def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDIV, NP, I, limit, shared_ptr, final_ptr,
+                   counter_ptr, NW: tl.constexpr, R: tl.constexpr, SPLIT: tl.constexpr, SWIGLU: tl.constexpr,
+                   FAST: tl.constexpr, KWARPS: tl.constexpr = 1, FOLD: tl.constexpr = False,
+                   TOPK: tl.constexpr = 1, FUSED: tl.constexpr = False, HAS_SHARED: tl.constexpr = False,
+                   ACC_IN: tl.constexpr = True):
     """v8, one (token, slot) pair a program, like v7 but with the weights as the `mma.sync` A operand: warp w of
     the program holds 16 rows, lane (g, q) loads rows g and g + 8 (quad q of each K step's words) and the token's
     activations (`perm_k8` order) go to B column 0 from lanes (0, q). The tile is [R 32 NW, 4] words (thread slot t:
@@ -1269,7 +1322,11 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     `perm_k8` order) to out `[NP, I]`; else the rows times the routing weight go to out `[SPLIT, NP, N]` (fp32).
     KWARPS > 1: the program's NW warps are NW / KWARPS row warps times KWARPS K warps; K warp j takes the K steps
     j, j + KWARPS, ... of the slice for the same rows, and the program sums the K warps' results before its epilogue
-    (more warps per weight byte without fp32 partials in memory, so the SwiGLU stays fused)."""
+    (more warps per weight byte without fp32 partials in memory, so the SwiGLU stays fused). FOLD: the weights are
+    decoded with the folded scales (`_mma_rows16_ptx`) and the row sums multiplied back by 2^63. FUSED (down GEMM):
+    the last of a token's TOPK x SPLIT programs to finish a row tile sums them into final `[T, N]` (`_slot_sum_tile`,
+    the order of `_moe_sum_kernel`, plus shared `[T, N]` when HAS_SHARED), so no sum launch follows. ACC_IN: each K
+    step's products are added into the accumulator inside the PTX (else a fresh fragment, added after)."""
     RW: tl.constexpr = NW // KWARPS                                # row warps
     BN: tl.constexpr = 16 * RW
     BT: tl.constexpr = 32 * NW * R
@@ -1290,7 +1347,7 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
     for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R * KWARPS):
         xq = xq0 + kw0 * 4
         if FAST:
-            acc += _rows16_step(wpg + kw0, wph + kw0, spg + kw0 // 4, sph + kw0 // 4, xq, i, xm)
+            acc = _rows16_step(wpg + kw0, wph + kw0, spg + kw0 // 4, sph + kw0 // 4, xq, i, xm, acc, FOLD, ACC_IN)
         else:                                                    # element i = word i; x_j: its pair j
             wg = tl.load(wpg + kw0)
             wh = tl.load(wph + kw0)
@@ -1316,7 +1373,16 @@ def _moe_v8_kernel(x_ptr, ids_ptr, w_ptr, s_ptr, wt_ptr, out_ptr, N, KW, KS, XDI
         keep = (c5 == 0) & (q5 >= 0)
     dd = tl.sum(tl.sum(tl.where(keep, d, 0.0), axis=4), axis=2)              # [RW, 8 (g), 2 (row g, row g + 8)]
     rowsum = tl.reshape(tl.permute(dd, (0, 2, 1)), (BN,))
+    if FOLD and FAST:
+        rowsum = rowsum * FOLD_SHIFT
     _mma_rows_out(rowsum, out_ptr, wt_ptr, p, sid, NP, N, I, limit, BN, SWIGLU, FAST, True)
+    if FUSED:               # the last of the token's TOPK x SPLIT programs on this row tile sums them
+        tl.debug_barrier()          # every thread's partial stores come before the release below
+        cnt = counter_ptr + (p // TOPK) * tl.num_programs(0) + tl.program_id(0)
+        if tl.atomic_add(cnt, 1, sem="acq_rel", scope="gpu") == TOPK * SPLIT - 1:
+            tl.store(cnt, 0)        # all have arrived: reset for the next call (and graph replay)
+            _slot_sum_tile(out_ptr, shared_ptr, final_ptr, p // TOPK, tl.program_id(0) * BN, N, NP, TOPK, BN, SPLIT,
+                           HAS_SHARED, not FAST)
 
 
 # %% ../../nbs/04c_moe.ipynb #dcdc9351
@@ -1351,7 +1417,8 @@ def _moe_v13_kernel(x_ptr, sorted_ptr, offsets_ptr, counts_ptr, w_ptr, s_ptr, wt
         xq0 = x_ptr + (pg // XDIV).to(tl.int64) * (KW * 4) + quad * 16      # + 4 w + j: pair j of the quad's word w
         acc = tl.zeros((BT, 4), dtype=tl.float32)
         for kw0 in range(kw_lo, kw_lo + KW // SPLIT, 16 * R):
-            acc += _rows16_step(wpg + kw0, wph + kw0, spg + kw0 // 4, sph + kw0 // 4, xq0 + kw0 * 4, i, g_ok)
+            acc = _rows16_step(wpg + kw0, wph + kw0, spg + kw0 // 4, sph + kw0 // 4, xq0 + kw0 * 4, i, g_ok, acc,
+                               False, True)
         acc = tl.where(_lane_id(acc.to(tl.int32, bitcast=True)) == lane, acc, float("nan"))   # another layout: NaN
         # element 2 h + b of slot t = D[row 16 (t // 32 % NW) + 8 h + (t % 32) // 4][column 2 (t % 4) + b]
         d = tl.reshape(tl.sum(tl.reshape(acc, (R, 32 * NW, 4)), axis=0), (NW, 8, 4, 2, 2))
@@ -1584,6 +1651,27 @@ def _int32_aligned(*tensors: torch.Tensor) -> bool:
     return all(t.storage_offset() * t.element_size() % 4 == 0 for t in tensors)
 
 
+_FOLD_OK: dict = {}    # (data_ptr, version, shape, device) of both scale tensors -> every scale byte in 64..191
+
+
+def mxfp4_fold_ok(experts: MoEExperts) -> bool:
+    """Whether every E8M0 scale byte of `experts` lies in 64..191 (scales 2^-63 to 2^64), where the folded decode of
+    v8 (`MoEConfig.fold`) gives the same products as the two-multiply decode. Checked on the device once per
+    pair of scale tensors (again after an in-place change); True on meta tensors (the compile gate builds the folded
+    kernels), False while a CUDA graph is being captured before the first check (that graph keeps the unfolded
+    decode: run the call once before capturing)."""
+    s13, s2 = experts.w13_scale, experts.w2_scale
+    if s13.device.type == "meta":
+        return True
+    key = tuple((t.data_ptr(), t._version, tuple(t.shape), str(t.device)) for t in (s13, s2))
+    ok = _FOLD_OK.get(key)
+    if ok is None:
+        if s13.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            return False
+        ok = _FOLD_OK[key] = all(t.numel() == 0 or (int(t.min()) >= 64 and int(t.max()) <= 191) for t in (s13, s2))
+    return ok
+
+
 def _check_experts(experts: MoEExperts, H: int):
     if not isinstance(experts, MoEExperts): raise InputError("experts: expected a MoEExperts")
     E, I2 = experts.w13.shape[0], experts.w13.shape[1]
@@ -1664,6 +1752,8 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         h = torch.empty(al.max_tiles * cfg.block_m, I, dtype=torch.bfloat16, device=x.device)
     pairs = torch.empty(split[1], T * k, H, dtype=torch.float32, device=x.device)
     E_PAD, up, dn, interp = triton.next_power_of_2(E), cfg.gate_up, cfg.down, interpreting()
+    fold = dict(FOLD=True) if cfg.fold and cfg.kernel == "v8" and not interp and mxfp4_fold_ok(experts) else {}
+    fused = cfg.fused_sum and cfg.kernel == "v8"
     if cfg.kernel == "v1":
         launch(_moe_gate_up_kernel, (al.max_tiles, I // up.block_n), x, al.sorted_ids, al.offsets, al.counts,
                experts.w13, experts.w13_scale, h, H, I, E, float(swiglu_limit), TOPK=k, BM=cfg.block_m,
@@ -1685,13 +1775,21 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
     elif cfg.kernel in MMA_KERNELS:
         kern, xperm = (_moe_v7_kernel, perm_k32) if cfg.kernel == "v7" else (_moe_v8_kernel, perm_k8_rows)
         kws = [dict(KWARPS=k_warps(g)) if kern is _moe_v8_kernel and k_warps(g) > 1 else {} for g in (up, dn)]
+        sums = [(), ()]     # v8: the fused sum's shared-expert, output and counter pointers (None without it)
+        if kern is _moe_v8_kernel:
+            acc_in = cfg.acc_in if cfg.acc_in is not None else target_capability(x.device) in ACC_IN_TARGETS
+            kws = [{**kw, **fold, **({} if acc_in else dict(ACC_IN=False))} for kw in kws]
+            sums = [(None, None, None), (None, None, None)]
+            if fused:       # the down GEMM's last program of a token's row tile writes out: no sum launch
+                kws[1].update(TOPK=k, FUSED=True, HAS_SHARED=shared_out is not None)
+                sums[1] = (shared_out, out, arrival_counters(x.device, T * (H // dn.block_n), "moe_sum"))
         launch(kern, (2 * I // up.block_n, T * k, 1), xperm(x).view(torch.int32), al.sorted_ids,
                experts.w13.view(torch.int32), experts.w13_scale, weights, h, 2 * I, H // 8, H // MXFP4_GROUP, k, T * k,
-               I, float(swiglu_limit), NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True, FAST=not interp,
-               num_warps=up.num_warps, num_stages=1, **kws[0])
+               I, float(swiglu_limit), *sums[0], NW=up.num_warps, R=up.block_k // 128, SPLIT=1, SWIGLU=True,
+               FAST=not interp, num_warps=up.num_warps, num_stages=1, **kws[0])
         launch(kern, (H // dn.block_n, T * k, split[1]), h.view(torch.int32), al.sorted_ids,
                experts.w2.view(torch.int32), experts.w2_scale, weights, pairs, H, I // 8, I // MXFP4_GROUP, 1, T * k, I,
-               float(swiglu_limit), NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
+               float(swiglu_limit), *sums[1], NW=dn.num_warps, R=dn.block_k // 128, SPLIT=split[1], SWIGLU=False,
                FAST=not interp, num_warps=dn.num_warps, num_stages=1, **kws[1])
     elif cfg.kernel in V9_KERNELS:
         i32, k8, tails = (lambda t: t.view(torch.int32)), cfg.kernel == "v10", cfg.kernel in TAIL_KERNELS
@@ -1730,9 +1828,10 @@ def moe_experts(x: torch.Tensor, weights: torch.Tensor, ids: torch.Tensor, exper
         launch(_moe_down_v2_kernel, (H // dn.block_n, al.max_tiles), h, al.sorted_ids, al.offsets, al.counts,
                weights, experts.w2, experts.w2_scale, pairs, H, I, I // 2, I // MXFP4_GROUP, E, BM=cfg.block_m,
                BN=dn.block_n, BK=dn.block_k, num_warps=dn.num_warps, num_stages=dn.num_stages, **v2)
-    launch(_moe_sum_kernel, (T, triton.cdiv(H, cfg.sum_block)), pairs, shared_out if shared_out is not None else pairs,
-           out, H, T * k, TOPK=k, BLOCK=cfg.sum_block, HAS_SHARED=shared_out is not None, EMULATE_RNE=interp,
-           SPLIT=split[1], num_warps=4)
+    if not fused:
+        launch(_moe_sum_kernel, (T, triton.cdiv(H, cfg.sum_block)), pairs, shared_out if shared_out is not None else pairs,
+               out, H, T * k, TOPK=k, BLOCK=cfg.sum_block, HAS_SHARED=shared_out is not None, EMULATE_RNE=interp,
+               SPLIT=split[1], num_warps=4)
     return out
 
 
@@ -1790,6 +1889,14 @@ def _moe_aot_examples():
         tiny = MOE_TUNE_TINY if T == 1 else ()
         for cfg in (*tiny, *MOE_TUNE_DECODE) if T < 8192 else MOE_TUNE_PREFILL:   # v1 and the sweeps compile too
             moe_experts(x, w, ids, ex, config=cfg)
+        if T == 1:          # v8's accumulating routine, where the kernels are compiled for sm_80 or sm_90
+            with recording_for(*ACC_IN_TARGETS):
+                for Tv, cfg in ((1, MOE_ONE_DEFAULT), (4, MOE_TINY_DEFAULT)):
+                    xv = torch.empty(Tv, s.hidden, dtype=torch.bfloat16, device=meta)
+                    wv, iv = torch.empty(Tv, s.top_k, device=meta), torch.empty(Tv, s.top_k, dtype=torch.int32, device=meta)
+                    moe_experts(xv, wv, iv, ex, config=cfg._replace(acc_in=True))
+                    moe_experts(xv, wv, iv, ex, config=cfg._replace(acc_in=True),
+                                shared_out=torch.empty(Tv, s.hidden, dtype=torch.bfloat16, device=meta))
 
 
 def _random_experts(E: int, H: int, I: int, device) -> MoEExperts:

@@ -10,8 +10,9 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, benchmark, check_tensor,
-                                 device_info, interpreting, launch, rel_err, select_backend, selftest, triton_at_least)
+from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, arrival_counters, benchmark,
+                                 check_tensor, device_info, interpreting, launch, rel_err, select_backend, selftest,
+                                 triton_at_least)
 from .fp8 import e4m3_to_f32, e4m3x4_scaled_bf16, ue8m0_bf16x2, ue8m0_to_f32
 from .kv_cache import (KV, check_error_counter, check_not_meta, check_record_cache, quantize_and_insert_k_cache,
                                          quantize_and_insert_k_cache_ref, record_rows, slot_rows)
@@ -589,27 +590,12 @@ def _check_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indice
     return T, H, scale, cbs, backend
 
 
-_COUNTERS: dict = {}       # device -> the arrival counters of the fused merge (int32, all 0 between calls)
-_OLD_COUNTERS: list = []    # outgrown counter buffers, kept alive: a captured CUDA graph may still point at them
-
-
 def decode_counters(device: torch.device, n: int) -> torch.Tensor:
-    """At least `n` int32 arrival counters on `device` for the fused merge (`DecodePlan.fused_reduce`). They are
-    zeroed once, when allocated (in power-of-two size classes of at least 1024), and every fused launch leaves them
-    at 0, so calls and CUDA-graph replays start clean; the buffer is never reallocated during a graph capture
-    (InputError: run the call once before capturing it). One buffer per device: fused decode calls on one device
-    must be ordered (one stream, or one graph), not run concurrently on two streams. A launch that fails midway can
-    leave counts behind: zero the buffer (`decode_counters(device, 1).zero_()`) before the next fused call."""
-    key = torch.device(device)
-    buf = _COUNTERS.get(key)
-    if buf is None or buf.numel() < n:
-        if key.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            raise InputError(f"the fused decode needs {n} arrival counters on {key} and has {0 if buf is None else buf.numel()}: "
-                             "they cannot be allocated during a CUDA-graph capture; run the call once before capturing")
-        if buf is not None:
-            _OLD_COUNTERS.append(buf)
-        buf = _COUNTERS[key] = torch.zeros(max(1024, triton.next_power_of_2(n)), dtype=torch.int32, device=key)
-    return buf
+    """At least `n` int32 arrival counters on `device` for the fused merge (`DecodePlan.fused_reduce`): the fused
+    decode's own buffer of `core.arrival_counters` (zeroed once when allocated, left at 0 by every fused launch, never
+    reallocated during a graph capture). Fused decode calls on one device must be ordered (one stream, or one graph).
+    A launch that fails midway can leave counts behind: zero the buffer (`decode_counters(device, 1).zero_()`)."""
+    return arrival_counters(device, n, "sparse_decode")
 
 
 def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size, cbs, swa_lens,
