@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from .. import core as _core
 from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
-                                 selftest)
+                                 selftest, triton_at_least)
 import torch
 import triton
 import triton.language as tl
@@ -279,7 +279,10 @@ def quantize_and_insert_k_cache(k: torch.Tensor, k_cache: torch.Tensor, slot_map
     return k_cache
 
 # %% ../../nbs/03a_kv_cache.ipynb #3ae17f27
-GATHER_TILE = KVTile(tokens=8, num_warps=2)     # tuned on the H200 (kv_tune), see the profile section
+# tuned on the H200 (kv_tune, SM80 ISA), per Triton: 8 tokens x 2 warps under triton 3.6 (91.8 us at 4 x 48K against
+# 95.4 for 4 tokens); triton 3.8 gives the 8-token program 114 registers and 8 programs an SM, and 4 tokens win there
+# (87.7 against 100.2 us, run 188)
+GATHER_TILE = KVTile(tokens=4, num_warps=2) if triton_at_least(3, 8) else KVTile(tokens=8, num_warps=2)
 
 
 @triton.jit
