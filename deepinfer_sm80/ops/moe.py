@@ -543,7 +543,7 @@ MOE_TUNE_PREFILL = (MOE_PREFILL_V1, MOE_PREFILL, MOE_PREFILL_V11, MOE_PREFILL_V1
 # up to 8 pairs (T = 1) two row warps x two K warps in the gate/up GEMM, the 3 down slices kept (T = 1: 53.2 / 53.5 us
 # native / SM80 ISA against 61.0 / 59.9); up to 24 pairs (T = 2 to 4) four K warps of 128-value steps in the gate/up
 # GEMM and two in an unsliced down GEMM (T = 4: 159.7 / 160.1 us against 164.7 / 163.2; T = 2 and 3 tie within 1%).
-# Since 2026-12-04 (runs 182-183): v8 folds the scale into one multiply a pair wherever the experts' scale bytes allow
+# Since 2026-12-04 (runs 182-184): v8 folds the scale into one multiply a pair wherever the experts' scale bytes allow
 # it (`mxfp4_fold_ok`), and at T = 1 the down GEMM's last program of a row tile does the slot sum (T = 1: 50.2-50.7 us
 # against 51.7-52.7 in all three modes; T = 4: 151-154 against 158-160; `exp_moe_fold.py`). The unfolded tiles stay in
 # the sweep as `MOE_ONE_UNFOLDED` and `MOE_TINY_UNFOLDED`.
@@ -1303,9 +1303,10 @@ def _rows16_step(wpg, wph, spg, sph, xq, i, xm, acc, FOLD: tl.constexpr, ACC_IN:
     x2 = tl.load(xq + 8 + i, mask=xm, other=0)
     x3 = tl.load(xq + 12 + i, mask=xm, other=0)
     if FOLD:
-        return _mxfp4_mma_rows16(wg, wh, _ue8m0_bf16x2_folded(sg), _ue8m0_bf16x2_folded(sh), x0, x1, x2, x3, acc, True, ACC_IN)
+        s2g, s2h = _ue8m0_bf16x2_folded(sg), _ue8m0_bf16x2_folded(sh)
     else:
-        return _mxfp4_mma_rows16(wg, wh, ue8m0_bf16x2(sg), ue8m0_bf16x2(sh), x0, x1, x2, x3, acc, False, ACC_IN)
+        s2g, s2h = ue8m0_bf16x2(sg), ue8m0_bf16x2(sh)
+    return _mxfp4_mma_rows16(wg, wh, s2g, s2h, x0, x1, x2, x3, acc, FOLD, ACC_IN)
 
 
 @triton.jit
