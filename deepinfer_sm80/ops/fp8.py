@@ -13,9 +13,9 @@ import triton.language as tl
 # %% auto #0
 __all__ = ['E2M1_VALUES', 'e4m3_to_f32', 'f32_to_e4m3', 'f32_to_e4m3_finite', 'ue8m0_to_f32', 'f32_to_ue8m0',
            'e4m3_scale_exponent', 'e2m1_to_f32', 'e4m3x4_scaled_bf16', 'ue8m0_bf16x2', 'e4m3x4_f16', 'opaque_bf16',
-           'e4m3_decode_ref', 'e4m3_encode_ref', 'ue8m0_decode_ref', 'ue8m0_encode_ref', 'e4m3_scale_exponent_ref',
-           'e2m1_decode_ref', 'e4m3_decode', 'e4m3_encode', 'e4m3_encode_finite', 'ue8m0_decode', 'ue8m0_encode',
-           'e2m1_decode']
+           'opaque_f32', 'e4m3_decode_ref', 'e4m3_encode_ref', 'ue8m0_decode_ref', 'ue8m0_encode_ref',
+           'e4m3_scale_exponent_ref', 'e2m1_decode_ref', 'e4m3_decode', 'e4m3_encode', 'e4m3_encode_finite',
+           'ue8m0_decode', 'ue8m0_encode', 'e2m1_decode']
 
 # %% ../../nbs/01_fp8.ipynb #bc5dab30
 @triton.jit
@@ -151,6 +151,16 @@ def opaque_bf16(x, PTX: tl.constexpr = True):
     if PTX:
         return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.bfloat16, is_pure=False,
                                          pack=2)
+    else:
+        return x
+
+
+@triton.jit
+def opaque_f32(x, PTX: tl.constexpr = True):
+    """fp32 `x` through a `mov` Triton cannot see into (PTX), else `x`: `tl.dot(a, b) + opaque_f32(c)` stays an add
+    instead of becoming `tl.dot(a, b, c)`, so independent MMA accumulator chains stay independent."""
+    if PTX:
+        return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
     else:
         return x
 

@@ -9,6 +9,7 @@ import math
 from typing import NamedTuple
 
 from ..core import DSV41, InputError, check_tensor
+from .fp8 import opaque_f32
 from .kv_cache import KV, dequantize_k_ref, record_offsets
 import torch
 import triton
@@ -17,8 +18,8 @@ import triton.language as tl
 # %% auto #0
 __all__ = ['HEAD_DIM', 'LOG2E', 'SUPPORTED_HEADS', 'DC', 'CANDIDATE_TILES', 'AttnTile', 'check_attn_tile', 'check_q',
            'check_common', 'check_rows', 'check_lens', 'check_range', 'attend_rows_ref', 'valid_entries',
-           'sparse_attn_prefill_ref', 'gather_records_ref', 'sparse_attn_decode_ref', 'load_chunks', 'block_probs',
-           'attend_block', 'zero_chunks', 'to_bf16', 'load_heads', 'store_heads', 'store_normalized',
+           'sparse_attn_prefill_ref', 'gather_records_ref', 'sparse_attn_decode_ref', 'load_chunks', 'chunk_product',
+           'block_probs', 'attend_block', 'zero_chunks', 'to_bf16', 'load_heads', 'store_heads', 'store_normalized',
            'fuzz_bad_entries', 'fuzz_lens', 'fuzz_read_errors']
 
 # %% ../../nbs/03c_sparse_attention.ipynb #88c6ca34
@@ -35,6 +36,7 @@ class AttnTile(NamedTuple):
     num_warps: int      # 1, 2, 4 or 8
     num_stages: int = 1
     prefetch: int = 1   # 1: next block's indices ahead; 2: also its rows (prefill) or records (decode)
+    chains: int = 1     # independent MMA accumulator chains of the score product (1, 2 or 4; see `block_probs`)
 
 
 def _is_int(v) -> bool: return isinstance(v, int) and not isinstance(v, bool)
@@ -43,18 +45,19 @@ def _is_int(v) -> bool: return isinstance(v, int) and not isinstance(v, bool)
 def check_attn_tile(tile, name: str = "config") -> AttnTile:
     "Raise `InputError` unless `tile` is an `AttnTile` the fused kernels can run."
     if not isinstance(tile, AttnTile) or not all(_is_int(v) for v in tile):
-        raise InputError(f"{name}: expected an AttnTile(block_h, block_n, num_warps, num_stages, prefetch) of ints, "
-                         f"got {tile!r}")
+        raise InputError(f"{name}: expected an AttnTile(block_h, block_n, num_warps, num_stages, prefetch, chains) of "
+                         f"ints, got {tile!r}")
     if (tile.block_h not in (16, 32, 64) or tile.block_n not in (16, 32, 64) or tile.num_warps not in (1, 2, 4, 8)
-            or not 1 <= tile.num_stages <= 4 or tile.prefetch not in (1, 2)):
+            or not 1 <= tile.num_stages <= 4 or tile.prefetch not in (1, 2) or tile.chains not in (1, 2, 4)):
         raise InputError(f"{name}: block_h and block_n must be 16, 32 or 64, num_warps 1-8 (a power of two), "
-                         f"num_stages 1-4 and prefetch 1 or 2; got {tile}")
+                         f"num_stages 1-4, prefetch 1 or 2 and chains 1, 2 or 4; got {tile}")
     return tile
 
 
 # Tiles that compile for sm_80 without spills in both fused kernels (the tuning sweeps run these)
 CANDIDATE_TILES = (AttnTile(64, 16, 8), AttnTile(32, 16, 4), AttnTile(32, 16, 8), AttnTile(32, 16, 8, prefetch=2),
-                   AttnTile(16, 32, 8), AttnTile(16, 32, 8, prefetch=2))
+                   AttnTile(16, 32, 8), AttnTile(16, 32, 8, prefetch=2), AttnTile(32, 16, 4, chains=4),
+                   AttnTile(16, 32, 8, chains=4))
 
 
 def check_q(q: torch.Tensor) -> tuple[int, int]:
@@ -179,19 +182,42 @@ def load_chunks(ptr, rows, mask, D: tl.constexpr, DC: tl.constexpr, TRANS: tl.co
 
 
 @triton.jit
-def block_probs(qs, ks, valid, m_i, qk_scale, TRANS_S: tl.constexpr):
+def _chunk_dot(x, y, acc, TRANS_Y: tl.constexpr):
+    "x @ y (x @ y^T when TRANS_Y), plus acc."
+    if TRANS_Y:
+        y = tl.trans(y)
+    return tl.dot(x, y, acc)
+
+
+@triton.jit
+def chunk_product(xs, ys, TRANS_Y: tl.constexpr, CHAINS: tl.constexpr, PTX: tl.constexpr):
+    """sum_g xs[g] @ ys[g] (ys[g]^T when TRANS_Y) over the latent's chunks, in CHAINS independent accumulator
+    chains: chain c takes chunks c, c + CHAINS, ...; the chains are added after their MMAs (`opaque_f32` keeps
+    Triton from folding the adds back into one chain)."""
+    s = _chunk_dot(xs[0], ys[0], None, TRANS_Y)
+    for g in tl.static_range(CHAINS, len(xs), CHAINS):
+        s = _chunk_dot(xs[g], ys[g], s, TRANS_Y)
+    if CHAINS > 1:
+        s = opaque_f32(s, PTX)
+        for c in tl.static_range(1, CHAINS):
+            part = _chunk_dot(xs[c], ys[c], None, TRANS_Y)
+            for g in tl.static_range(c + CHAINS, len(xs), CHAINS):
+                part = _chunk_dot(xs[g], ys[g], part, TRANS_Y)
+            s += opaque_f32(part, PTX)
+    return s
+
+
+@triton.jit
+def block_probs(qs, ks, valid, m_i, qk_scale, TRANS_S: tl.constexpr, CHAINS: tl.constexpr = 1,
+                PTX: tl.constexpr = True):
     "Probabilities exp2(s - m_new) [BLOCK_H, BLOCK_N] of one key block and the new running max."
     if TRANS_S:                                   # S^T = K Q^T [BLOCK_N, BLOCK_H]: warps split the heads
-        st = tl.dot(ks[0], qs[0])
-        for g in tl.static_range(1, len(ks)):
-            st = tl.dot(ks[g], qs[g], st)
+        st = chunk_product(ks, qs, False, CHAINS, PTX)
         st = tl.where(valid[:, None], st * qk_scale, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(st, 0))
         p = tl.trans(tl.exp2(st - m_new[None, :]))
     else:                                         # S = Q K^T [BLOCK_H, BLOCK_N]: warps split the keys
-        s = tl.dot(qs[0], tl.trans(ks[0]))
-        for g in tl.static_range(1, len(ks)):
-            s = tl.dot(qs[g], tl.trans(ks[g]), s)
+        s = chunk_product(qs, ks, True, CHAINS, PTX)
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, 1))
         p = tl.exp2(s - m_new[:, None])
@@ -200,10 +226,12 @@ def block_probs(qs, ks, valid, m_i, qk_scale, TRANS_S: tl.constexpr):
 
 @triton.jit
 def attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale,
-                 BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, TRANS_S: tl.constexpr):
-    "One online-softmax step over a key block; K = V is `ks`, a tuple of column chunks [BLOCK_N, DC]."
+                 BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr, TRANS_S: tl.constexpr, CHAINS: tl.constexpr = 1,
+                 PTX: tl.constexpr = True):
+    """One online-softmax step over a key block; K = V is `ks`, a tuple of column chunks [BLOCK_N, DC]. CHAINS:
+    the score product's accumulator chains (`block_probs`); PTX: False under the interpreter."""
     if tl.max(valid.to(tl.int32), 0) > 0:        # skip all-invalid blocks (and keep the score dots apart)
-        p, m_new = block_probs(qs, ks, valid, m_i, qk_scale, TRANS_S)
+        p, m_new = block_probs(qs, ks, valid, m_i, qk_scale, TRANS_S, CHAINS, PTX)
     else:
         p = tl.zeros([BLOCK_H, BLOCK_N], tl.float32)
         m_new = m_i

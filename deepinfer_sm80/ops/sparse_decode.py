@@ -345,7 +345,8 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                                DC: tl.constexpr, PREFETCH: tl.constexpr, DOT_F32: tl.constexpr, NOPE: tl.constexpr,
                                ROPE: tl.constexpr, GROUP: tl.constexpr, DATA_BYTES: tl.constexpr,
                                SCALE_BYTES: tl.constexpr, FLOOR: tl.constexpr, BOUNDS: tl.constexpr,
-                               FUSED: tl.constexpr, S_BLOCK: tl.constexpr, RD: tl.constexpr):
+                               FUSED: tl.constexpr, S_BLOCK: tl.constexpr, RD: tl.constexpr,
+                               CHAINS: tl.constexpr):
     D: tl.constexpr = NOPE + ROPE
     t = tl.program_id(0).to(tl.int64)
     sp = tl.program_id(1)
@@ -390,7 +391,8 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                 csum += _record_checksum(raw, valid)
             else:
                 ks = _decode_records(raw[0], raw[1], raw[2], NOPE, GROUP, DC, DOT_F32)
-                m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S)
+                m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S,
+                                              CHAINS, not DOT_F32)
             raw = n_raw
             valid = n_valid
     else:                   # slot ids one block ahead (their latency hides behind this block's work)
@@ -408,7 +410,8 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                 csum += _record_checksum(raw, valid)
             else:
                 ks = _decode_records(raw[0], raw[1], raw[2], NOPE, GROUP, DC, DOT_F32)
-                m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S)
+                m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S,
+                                              CHAINS, not DOT_F32)
     if BOUNDS:
         if err_ptr is not None:  # the first head block counts the out-of-range slots of its split
             if tl.program_id(2) == 0:
@@ -628,7 +631,7 @@ def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indic
            TRANS_S=tile.block_h > tile.block_n, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(),
            NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
            FLOOR=floor, BOUNDS=bounds, FUSED=fused, S_BLOCK=plan.reduce_block if fused else 1,
-           RD=plan.reduce_cols if fused else 1,
+           RD=plan.reduce_cols if fused else 1, CHAINS=tile.chains,
            num_warps=tile.num_warps, num_stages=tile.num_stages)
     if S > 1 and not fused:
         launch_merge(part_o, part_ml, sink, out, S, floor)
@@ -1574,6 +1577,10 @@ def _sparse_decode_aot_examples():
                 c_idx = e(4, 512) if with_cmp else None
                 sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
                                    plan=plan_decode(q, e(4, 136), c_idx, splits=S))
+                # the rule's tile with four score chains (`AttnTile.chains`, timed by `sparse_decode_tune`)
+                tile = decode_rule(H, 4).tile._replace(chains=4)
+                sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
+                                   plan=plan_decode(q, e(4, 136), c_idx, splits=S, tile=tile))
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every merge and reduction tile (splits to a power of two)
         for fused in (False, True):                     # in a second launch, and merged by the decode launch

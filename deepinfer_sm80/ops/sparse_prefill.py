@@ -315,7 +315,8 @@ def _sparse_attn_prefill_kernel(q_ptr, kv_ptr, idx_ptr, sink_ptr, lens_ptr, out_
                                 H, n_rows, n_idx, idx_stride, qk_scale,
                                 HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                                 TRANS_S: tl.constexpr, D: tl.constexpr, DC: tl.constexpr, PREFETCH: tl.constexpr,
-                                DOT_F32: tl.constexpr, BOUNDS: tl.constexpr):
+                                DOT_F32: tl.constexpr, BOUNDS: tl.constexpr,
+                                CHAINS: tl.constexpr):
     t = tl.program_id(0).to(tl.int64)
     h = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
     hmask = h < H
@@ -342,7 +343,8 @@ def _sparse_attn_prefill_kernel(q_ptr, kv_ptr, idx_ptr, sink_ptr, lens_ptr, out_
             n_ks = load_chunks(kv_ptr, tl.where(n_valid, idx, 0).to(tl.int64), n_valid, D, DC, False, DOT_F32)
             jn = start + 2 * BLOCK_N + j
             idx = tl.load(idx_ptr + t * idx_stride + jn, mask=jn < n, other=-1)
-            m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S)
+            m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S,
+                                          CHAINS, not DOT_F32)
             ks = n_ks
             valid = n_valid
     else:                   # indices one block ahead
@@ -351,7 +353,8 @@ def _sparse_attn_prefill_kernel(q_ptr, kv_ptr, idx_ptr, sink_ptr, lens_ptr, out_
             ks = load_chunks(kv_ptr, tl.where(valid, idx, 0).to(tl.int64), valid, D, DC, False, DOT_F32)
             jn = start + BLOCK_N + j
             idx = tl.load(idx_ptr + t * idx_stride + jn, mask=jn < n, other=-1)
-            m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S)
+            m_i, l_i, accs = attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale, BLOCK_H, BLOCK_N, TRANS_S,
+                                          CHAINS, not DOT_F32)
     store_normalized(m_i, l_i, accs, sink_ptr, h, hmask, out_ptr, rows, D, DC, DOT_F32)
 
 
@@ -366,7 +369,7 @@ def _prefill_fused(q, kv, indices, sink, lens, scale, out, tile: AttnTile, error
     launch(_sparse_attn_prefill_kernel, (T, triton.cdiv(H, tile.block_h)), q, kv, indices, sink, lens, out, errors,
            H, kv.shape[0], indices.shape[1], indices.stride(0), scale * LOG2E,
            HAS_LENS=lens is not None, BLOCK_H=tile.block_h, BLOCK_N=tile.block_n, TRANS_S=tile.block_h > tile.block_n,
-           D=HEAD_DIM, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(), BOUNDS=bounds,
+           D=HEAD_DIM, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(), BOUNDS=bounds, CHAINS=tile.chains,
            num_warps=tile.num_warps, num_stages=tile.num_stages)
     return out
 
@@ -595,7 +598,8 @@ def _sparse_prefill_aot_examples():
         sink = e(H, dt=torch.float32)
         for lens in (None, e(1536)):
             # the named two-pass configs the benchmarks time (TWO_PASS_BEFORE differs only in the scores pass)
-            for config in (TWO_PASS, TWO_PASS_SM86, PREFILL_TILES[H], TWO_PASS_WIDE) + ((TWO_PASS_BEFORE,) if H == 64 else ()):
+            for config in (TWO_PASS, TWO_PASS_SM86, PREFILL_TILES[H], PREFILL_TILES[H]._replace(chains=4),
+                           TWO_PASS_WIDE) + ((TWO_PASS_BEFORE,) if H == 64 else ()):
                 for errors in (None, e(1)) if lens is None else (None,):      # with and without the counter
                     sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
                                         e(1536, 640), sink, lens, config=config, errors=errors)
