@@ -23,7 +23,7 @@ from triton.compiler import ASTSource
 
 # %% auto #0
 __all__ = ['HOPPER_ONLY_PTX', 'TARGETS', 'ptxas_resources', 'compile_record', 'verdict', 'package_kernels', 'recorded_launches',
-           'run_gate', 'format_rows', 'tilelang_gate', 'main']
+           'run_gate', 'format_rows', 'tilelang_gate', 'main', 'launch_sass', 'mma_chain_depth']
 
 # %% ../nbs/91_sm80check.ipynb #83a1d73b
 HOPPER_ONLY_PTX = ("wgmma", "cp.async.bulk", "setmaxnreg", "barrier.cluster", "fence.proxy.async", "%cluster")
@@ -234,6 +234,41 @@ def main(argv: list[str] | None = None) -> int:
           + ("all within budget" if not failures else f"{len(failures)} failure(s)"))
     for f in failures: print("FAIL", f)
     return 1 if failures else 0
+
+# %% ../nbs/91_sm80check.ipynb #5af0eb3f
+def _cuobjdump() -> str:
+    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
+
+
+def launch_sass(rec: core.LaunchRecord, cc: int) -> str:
+    "The SASS of one recorded launch compiled for sm_`cc` (`cuobjdump --dump-sass` of its cubin)."
+    k = triton.compile(ASTSource(fn=rec.kernel, signature=rec.signature, constexprs=rec.constexprs, attrs=rec.attrs),
+                       target=GPUTarget("cuda", cc, 32), options=dict(num_warps=rec.num_warps, num_stages=rec.num_stages))
+    with tempfile.TemporaryDirectory() as d:
+        cubin = Path(d) / "k.cubin"
+        cubin.write_bytes(k.asm["cubin"])
+        return subprocess.run([_cuobjdump(), "--dump-sass", str(cubin)], capture_output=True, text=True,
+                              check=True).stdout
+
+
+def mma_chain_depth(sass: str) -> int:
+    """The longest run of `HMMA`s in SASS order each of which accumulates onto the one before (its C operand is the
+    register the previous one wrote, with no other write to it between): the dependent tensor-core latency a warp
+    pays in straight-line code. Loops are not followed around their back edge."""
+    depth, best = {}, 0
+    for line in sass.splitlines():
+        m = re.search(r"/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)\s+([^;]*);", line)
+        if not m:
+            continue
+        op, args = m[1], [a.strip().split(".")[0] for a in m[2].split(",")]
+        dst = args[0] if args and re.fullmatch(r"R\d+", args[0]) else None
+        if op.startswith("HMMA") and len(args) == 4 and dst:
+            depth[dst] = depth.get(args[3], 0) + 1
+            best = max(best, depth[dst])
+        elif dst:
+            depth.pop(dst, None)
+    return best
+
 
 # %% ../nbs/91_sm80check.ipynb #0a941928
 #| eval: false
