@@ -30,8 +30,9 @@ HOPPER_ONLY_PTX = ("wgmma", "cp.async.bulk", "setmaxnreg", "barrier.cluster", "f
 TARGETS = (80, 86)
 
 
-def _ptxas() -> str:
-    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas")
+def _nvidia_tool(name: str) -> str:
+    "A binary Triton ships for its NVIDIA backend (`ptxas`, `cuobjdump`)."
+    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name)
 
 
 def ptxas_resources(ptx: str, cc: int) -> dict:
@@ -39,7 +40,7 @@ def ptxas_resources(ptx: str, cc: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.ptx"
         src.write_text(ptx)
-        r = subprocess.run([_ptxas(), "-v", f"--gpu-name=sm_{cc}", str(src), "-o", str(Path(d) / "k.cubin")],
+        r = subprocess.run([_nvidia_tool("ptxas"), "-v", f"--gpu-name=sm_{cc}", str(src), "-o", str(Path(d) / "k.cubin")],
                            capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(f"ptxas failed for sm_{cc}:\n{r.stderr}")
@@ -50,12 +51,17 @@ def ptxas_resources(ptx: str, cc: int) -> dict:
                 stack=num(r"(\d+) bytes stack frame"), static_smem=num(r"(\d+) bytes smem"))
 
 
+def _compile(rec: core.LaunchRecord, cc: int):
+    "Triton's compilation of one recorded launch for sm_`cc`, with the launch's options."
+    src = ASTSource(fn=rec.kernel, signature=rec.signature, constexprs=rec.constexprs, attrs=rec.attrs)
+    return triton.compile(src, target=GPUTarget("cuda", cc, 32),
+                          options=dict(num_warps=rec.num_warps, num_stages=rec.num_stages,
+                                       **({"maxnreg": rec.maxnreg} if getattr(rec, "maxnreg", None) else {})))
+
+
 def compile_record(rec: core.LaunchRecord, cc: int) -> dict:
     "Compile one recorded launch for sm_`cc` and report its resources."
-    src = ASTSource(fn=rec.kernel, signature=rec.signature, constexprs=rec.constexprs, attrs=rec.attrs)
-    k = triton.compile(src, target=GPUTarget("cuda", cc, 32),
-                       options=dict(num_warps=rec.num_warps, num_stages=rec.num_stages,
-                                    **({"maxnreg": rec.maxnreg} if getattr(rec, "maxnreg", None) else {})))
+    k = _compile(rec, cc)
     ptx = k.asm["ptx"]
     res = ptxas_resources(ptx, cc)
     smem = k.metadata.shared + res["static_smem"]
@@ -236,18 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failures else 0
 
 # %% ../nbs/91_sm80check.ipynb #5af0eb3f
-def _cuobjdump() -> str:
-    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
-
-
 def launch_sass(rec: core.LaunchRecord, cc: int) -> str:
     "The SASS of one recorded launch compiled for sm_`cc` (`cuobjdump --dump-sass` of its cubin)."
-    k = triton.compile(ASTSource(fn=rec.kernel, signature=rec.signature, constexprs=rec.constexprs, attrs=rec.attrs),
-                       target=GPUTarget("cuda", cc, 32), options=dict(num_warps=rec.num_warps, num_stages=rec.num_stages))
     with tempfile.TemporaryDirectory() as d:
         cubin = Path(d) / "k.cubin"
-        cubin.write_bytes(k.asm["cubin"])
-        return subprocess.run([_cuobjdump(), "--dump-sass", str(cubin)], capture_output=True, text=True,
+        cubin.write_bytes(_compile(rec, cc).asm["cubin"])
+        return subprocess.run([_nvidia_tool("cuobjdump"), "--dump-sass", str(cubin)], capture_output=True, text=True,
                               check=True).stdout
 
 
