@@ -631,7 +631,7 @@ def _launch_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indic
            TRANS_S=tile.block_h > tile.block_n, DC=DC, PREFETCH=tile.prefetch, DOT_F32=interpreting(),
            NOPE=KV.nope_dim, ROPE=KV.rope_dim, GROUP=KV.group, DATA_BYTES=KV.data_bytes, SCALE_BYTES=KV.scale_bytes,
            FLOOR=floor, BOUNDS=bounds, FUSED=fused, S_BLOCK=plan.reduce_block if fused else 1,
-           RD=plan.reduce_cols if fused else 1, CHAINS=tile.chains,
+           RD=plan.reduce_cols if fused else 1, CHAINS=1 if floor else tile.chains,   # the floor never multiplies
            num_warps=tile.num_warps, num_stages=tile.num_stages)
     if S > 1 and not fused:
         launch_merge(part_o, part_ml, sink, out, S, floor)
