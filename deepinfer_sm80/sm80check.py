@@ -23,7 +23,7 @@ from triton.compiler import ASTSource
 
 # %% auto #0
 __all__ = ['HOPPER_ONLY_PTX', 'TARGETS', 'ptxas_resources', 'compile_record', 'verdict', 'package_kernels', 'recorded_launches',
-           'run_gate', 'format_rows', 'tilelang_gate', 'main', 'launch_sass', 'mma_chain_depth']
+           'run_gate', 'format_rows', 'tilelang_gate', 'main', 'launch_sass', 'mma_chain_depth', 'chain_depths']
 
 # %% ../nbs/91_sm80check.ipynb #83a1d73b
 HOPPER_ONLY_PTX = ("wgmma", "cp.async.bulk", "setmaxnreg", "barrier.cluster", "fence.proxy.async", "%cluster")
@@ -268,6 +268,20 @@ def mma_chain_depth(sass: str) -> int:
         elif dst:
             depth.pop(dst, None)
     return best
+
+
+def chain_depths(code: str, cc: int = 80) -> dict[str, int]:
+    """`mma_chain_depth` of launches compiled for sm_`cc` in a fresh process without the interpreter (a test
+    process usually has it on): `code` records launches (`core.recording`) and binds `cases`, a dict from a label to
+    a `LaunchRecord`; the names `torch`, `core` and `sm80check` are there for it."""
+    script = ("import os; os.environ['TRITON_INTERPRET'] = '0'\nimport json, torch\n"
+              "from deepinfer_sm80 import core, sm80check\n" + code +
+              f"\nprint(json.dumps({{k: sm80check.mma_chain_depth(sm80check.launch_sass(r, {cc})) for k, r in cases.items()}}))")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       env=dict(os.environ, TRITON_INTERPRET="0"))
+    if r.returncode:
+        raise RuntimeError(f"chain_depths: the compile process failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 # %% ../nbs/91_sm80check.ipynb #0a941928

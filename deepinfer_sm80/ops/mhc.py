@@ -10,7 +10,7 @@ from typing import NamedTuple
 import torch
 from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_tensor, launch,
                                  recording_for, select_backend, selftest, target_capability, tilelang_programs)
-from .fp8 import opaque_bf16
+from .fp8 import opaque_bf16, opaque_f32
 import triton
 import triton.language as tl
 
@@ -18,8 +18,8 @@ import triton.language as tl
 __all__ = ['DSV41_HIDDEN', 'HC', 'N_MIX', 'MHC', 'HOIST3_TARGETS', 'MHC_TUNE_TILES', 'MHC_TUNE_SHAPES', 'MhcConsts', 'MhcOut',
            'mhc_gates_ref', 'mhc_post_ref', 'mhc_collapse_ref', 'mhc_stream_mean_ref', 'rmsnorm_ref', 'mhc_seam_ref',
            'mhc_first_site_ref', 'mhc_site_params', 'mhc_carried_gates', 'MhcSeamTile', 'MhcPostTile', 'v2_tile',
-           'seam_tile', 'fused_tile', 'seam_tile_v1', 'mhc_first_site', 'mhc_fused_post_pre_delayed', 'mhc_post',
-           'mhc_seam_tilelang', 'mhc_fused_post_pre_delayed_tilelang']
+           'seam_tile', 'fused_tile', 'accum_tiles', 'seam_tile_v1', 'seam_agreement', 'mhc_first_site',
+           'mhc_fused_post_pre_delayed', 'mhc_post', 'mhc_seam_tilelang', 'mhc_fused_post_pre_delayed_tilelang']
 
 # %% ../../nbs/04a_mhc.ipynb #b38e6d11
 DSV41_HIDDEN = 5120          # hidden size of V4.1-Flash (config.json text_config.hidden_size)
@@ -467,7 +467,8 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
                        post_mult, FIRST: tl.constexpr, AUX: tl.constexpr, PRESPLIT: tl.constexpr, PTX: tl.constexpr,
                        BT: tl.constexpr, BH: tl.constexpr, NM: tl.constexpr, HOIST: tl.constexpr = 0,
                        PREFETCH: tl.constexpr = False, FUSE: tl.constexpr = False, ITERS: tl.constexpr = 20,
-                       NORM: tl.constexpr = False, FBH: tl.constexpr = 512, SB: tl.constexpr = 1):
+                       NORM: tl.constexpr = False, FBH: tl.constexpr = 512, SB: tl.constexpr = 1,
+                       ACCS: tl.constexpr = 1):
     # FUSE (one program covers all of H): the program then finishes its own tokens, gates and RMSNorm
     # (`_gates_block`), reading back partials and collapse it has just written (from L2), instead of a second launch
     # one program: BT tokens x one contiguous range of H; each weight tile serves all BT tokens
@@ -480,6 +481,10 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
     sq_u = tl.zeros([BT], dtype=tl.float32)
     sq_r = tl.zeros([BT], dtype=tl.float32)
     mix = tl.zeros([BT, NM], dtype=tl.float32)
+    # ACCS > 1: stream j's products go to accumulator j % ACCS (independent `mma.sync` chains, added after the loop)
+    mix1 = tl.zeros([BT, NM], dtype=tl.float32)
+    mix2 = tl.zeros([BT, NM], dtype=tl.float32)
+    mix3 = tl.zeros([BT, NM], dtype=tl.float32)
     h0 = pid_s * chunks_per_split * BH
     if HOIST == 2:
         if not FIRST:                   # the 24 per-token coefficients, once per program (24 registers per thread)
@@ -554,7 +559,14 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
                 a = opaque_bf16(rj, PTX)
                 if PRESPLIT and not HOIST:
                     wj = _w_tile(fn_ptr, whi_ptr, wlo_ptr, H, offs_h, mh, offs_m, mm, j, PRESPLIT, NM)
-                mix = _w_mix(a, wj, mix, PRESPLIT, PTX)
+                if j % ACCS == 0:
+                    mix = _w_mix(a, wj, mix, PRESPLIT, PTX)
+                elif j % ACCS == 1:
+                    mix1 = _w_mix(a, wj, mix1, PRESPLIT, PTX)
+                elif j % ACCS == 2:
+                    mix2 = _w_mix(a, wj, mix2, PRESPLIT, PTX)
+                else:
+                    mix3 = _w_mix(a, wj, mix3, PRESPLIT, PTX)
                 if HOIST:
                     pj = ps[j]
                 else:
@@ -574,6 +586,10 @@ def _mhc_stream_kernel(f_ptr, r_ptr, post_ptr, comb_ptr, pre_ptr, fn_ptr, whi_pt
             sq_u += tl.sum(uf * uf, axis=1)
             if AUX:
                 tl.store(aux_ptr + row, _bf16_rn(s * 0.25, PTX), mask=m2)
+    if ACCS == 2:                       # the opaque moves keep Triton from folding the sum back into one chain
+        mix = opaque_f32(mix, PTX) + opaque_f32(mix1, PTX)
+    elif ACCS == 4:
+        mix = (opaque_f32(mix, PTX) + opaque_f32(mix1, PTX)) + (opaque_f32(mix2, PTX) + opaque_f32(mix3, PTX))
     ws = pid_s * T + t64
     tl.store(wmix_ptr + ws[:, None] * NM + offs_m[None, :], mix, mask=mt[:, None])
     tl.store(wsq_ptr + ws * 2, sq_u, mask=mt)
@@ -681,6 +697,10 @@ class MhcSeamTile(NamedTuple):
                             # buffer; bit-identical, measured no faster: KNOWN_ISSUES); the first site ignores it
     fuse: bool = False      # v2: each program covers all of H (n_split must be 1) and then finishes its own tokens
                             # (gates, RMSNorm over fin_block_h columns a step): one launch, the collapse re-read from L2
+    accs: int = 1           # v2 seam: gate-projection accumulators (1, 2 or 4): stream j's products go to accumulator
+                            # j % accs, so a step's 4 x 2 x (block_h / 16) `mma.sync` form `accs` independent chains;
+                            # the sum changes the gates' rounding (their contract is 2e-3), nothing else
+    maxnreg: int = 0        # v2 stream kernel: registers per thread at most (0: the compiler's choice)
 
 
 class MhcPostTile(NamedTuple):
@@ -746,6 +766,16 @@ def fused_tile(T: int, H: int, hoist: int = 1, block_h: int = 64, num_warps: int
     return MhcSeamTile(16, block_h, 1, num_warps, 1, 16, 128, 1, "v2", True, hoist, fuse=True)
 
 
+def accum_tiles(T: int, H: int) -> tuple[MhcSeamTile, ...]:
+    """The default many-token tile with the gate projection split over 4 or 2 accumulators (`accs`): `hoist=3` with
+    a 160-register cap (left to itself, triton 3.6's ptxas settles at 128 registers on sm_80 and spills 8-16 bytes;
+    capped, no spills on sm_80 or sm_86 under triton 3.6 or 3.8, three programs an SM as today), and `hoist=1` (the
+    sm_86 default) with two accumulators, uncapped (165-168 registers; with four it spills 24-32 bytes under 3.8).
+    Timed against the default in `mhc_tune`; not the default until a GPU says so."""
+    d = seam_tile(max(T, 17), H, cc=80)
+    return d._replace(accs=4, maxnreg=160), d._replace(accs=2, maxnreg=160), d._replace(hoist=1, accs=2)
+
+
 def seam_tile_v1(T: int, H: int, interpreter: bool = False, aux: bool = False) -> MhcSeamTile:
     """The first kernel pair's tile, kept for comparison: 16 tokens x 64 columns per step (168 registers, 3
     programs per SM; with the tap, 8 warps keep it from spilling), H split until ~2 programs per SM."""
@@ -795,6 +825,9 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
         raise InputError(f"config.block_t must be >= 16 (the gate projection is a tl.dot), got {cfg.block_t}")
     if cfg.kernel not in ("v1", "v2"):
         raise InputError(f"config.kernel must be 'v1' or 'v2', got {cfg.kernel!r}")
+    if cfg.accs not in (1, 2, 4) or not (cfg.maxnreg == 0 or 64 <= cfg.maxnreg <= 255):
+        raise InputError(f"config.accs must be 1, 2 or 4 and config.maxnreg 0 or 64..255, got {cfg.accs}, "
+                         f"{cfg.maxnreg}")
     if cfg.fuse and (cfg.kernel != "v2" or cfg.n_split != 1):
         raise InputError(f"config.fuse needs a v2 tile with n_split 1 (a program finishes the tokens it has seen "
                          f"whole), got kernel {cfg.kernel!r}, n_split {cfg.n_split}")
@@ -825,8 +858,10 @@ def _launch_seam(first, f, residual, post, comb, pre, fn, scale, base, norm_weig
                float(consts.norm_eps), float(consts.hc_eps), float(consts.post_mult))
         # the finishing constexprs only when fused (else their defaults: one compiled variant)
         fuse = dict(FUSE=True, ITERS=consts.sinkhorn_iters, NORM=norm, FBH=cfg.fin_block_h) if cfg.fuse else {}
+        # (the accumulator count only when it is not 1, like the fused constexprs: one compiled default)
+        accs = dict(ACCS=cfg.accs) if cfg.accs != 1 and not first else {}
         launch(_mhc_stream_kernel, grid, *ins, whi, wlo, *outs, *fin, PRESPLIT=cfg.presplit, HOIST=cfg.hoist,
-               PREFETCH=cfg.prefetch and not first, **fuse, **common)
+               PREFETCH=cfg.prefetch and not first, maxnreg=cfg.maxnreg or None, **accs, **fuse, **common)
         if cfg.fuse:
             return out
     _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg, ptx)
@@ -856,6 +891,16 @@ def _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg,
 
 def _torch_out(ref: MhcOut) -> MhcOut:
     return ref._replace(post=ref.post.float(), comb=ref.comb.float(), pre=ref.pre.float())
+
+
+def seam_agreement(out: MhcOut, ref: MhcOut) -> dict:
+    """How one seam's outputs compare with another's (or with `mhc_seam_ref`'s): new residual streams bit for bit,
+    the layer inputs' largest distance in bf16 steps, the gates' largest absolute difference."""
+    a, b = out.layer_input.view(torch.int16).int(), ref.layer_input.view(torch.int16).int()
+    return dict(residual_equal=bitwise_equal(out.residual, ref.residual),
+                layer_input_ulps=(a - b).abs().max().item() if a.numel() else 0,
+                gate_diff=max((getattr(out, n).double() - getattr(ref, n).double()).abs().max().item()
+                              if getattr(out, n).numel() else 0.0 for n in ("post", "comb", "pre")))
 
 
 def mhc_first_site(emb: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor, base: torch.Tensor,
@@ -1108,6 +1153,8 @@ def _mhc_aot_examples():
             mhc_first_site(f, fn, scale, base, w, config=fused_tile(T, H))
             with recording_for(*HOIST3_TARGETS):
                 mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, config=fused_tile(T, H, 3))
+            for tile in accum_tiles(T, H):             # the split projection accumulators, every target
+                mhc_fused_post_pre_delayed(f, R, post, comb, pre, fn, scale, base, w, config=tile)
 
 
 def _tilelang_available() -> bool:
@@ -1176,6 +1223,9 @@ def _tune_tiles(T: int, H: int, cc: int | None = None):
     yield "v2 default", seam_tile(T, H, cc=cc)
     d = seam_tile(T, H, cc=cc)
     yield "v2 default, finishing grid 2/SM", d._replace(fin_split=_finish_tile(T, H, d.n_split, _TARGET_PROGRAMS)[1])
+    if T > 16:
+        for tile in accum_tiles(T, H):
+            yield f"v2 hoist{tile.hoist}, {tile.accs} accumulators, maxnreg {tile.maxnreg or '-'}", tile
     for bt, bh, nw, pres, st, hoist in MHC_TUNE_SHAPES:
         for per_sm in (4, 8, 16):
             per_sm *= 4 // nw

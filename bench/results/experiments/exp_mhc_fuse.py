@@ -24,10 +24,7 @@ for T in (300, 8192):
     ref = mhc_fused_post_pre_delayed(*s, *params)
     for name, tf in tiles.items():
         o = mhc_fused_post_pre_delayed(*s, *params, config=tf(T))
-        ul = (o.layer_input.view(torch.int16).int() - ref.layer_input.view(torch.int16).int()).abs().max().item()
-        ge = max((getattr(o, n) - getattr(ref, n)).abs().max().item() for n in ("post", "comb", "pre"))
-        res["checks"].append(dict(T=T, tile=name, residual_equal=torch.equal(o.residual, ref.residual),
-                                  layer_input_ulps=ul, gate_diff=ge))
+        res["checks"].append(dict(T=T, tile=name, **seam_agreement(o, ref)))
         print(res["checks"][-1], flush=True)
     del s
 for T in (4096, 8192, 32768):
