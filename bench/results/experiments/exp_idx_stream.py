@@ -8,6 +8,14 @@ queue of `prefetch` tiles). The 2026-12-02 persistent experiment (`exp_idx_persi
 which one tile a program took 91 us; the loop with a one-tile queue took it to 59 us. This repeats the idea on the
 production kernel's layout and decode.
 
+sm_80 SASS of the tile loop (`--regs`, triton 3.6), warp instructions a key: one 256-key tile a program 30.5 (26.7 in
+the loop, the rest the queries' prologue each program repeats); persistent, no queue 26.7 (256 keys) / 28.0 (128) /
+40.4 (64); the queue costs instructions, since the carried codes reach the decode through byte permutes (PRMT) instead
+of shared memory: 38.3 (128 keys, one ahead), 47.3 / 53.1 (64, one / two ahead). The decode without NaN folding: 21.9
+at 256 keys; an impure boundary before the decode (`boundary`): 23.5 (but 72 KB of shared memory); keys as the A
+operand (`keys_a`): 23.6 (196 registers). At 1 x 512K, 26.7 a key is about 15 us of issue on the H200 (132 SMs,
+4 schedulers, ~1.8 GHz), so the queue pays only where it hides more latency than it adds issue.
+
 Usage: python exp_idx_stream.py OUT.json     (GPU: times every variant against the production scoring launch and
                                               checks its scores bit for bit)
        python exp_idx_stream.py --check      (interpreter, a CPU: ragged requests against float64)
@@ -47,11 +55,22 @@ def _e4m3x4_f16_lean(codes):
         "=r,=r,r", [codes], dtype=tl.float16, is_pure=True, pack=4)
 
 
+@triton.jit
+def _opaque_u8(codes, PTX: tl.constexpr):
+    """uint8 codes through an impure no-op (PTX): the loop-carried tiles keep their load layout, and the conversion to
+    the decode's layout stays at the use (as in the one-tile kernel) instead of moving to the load. Else `codes`."""
+    if PTX:
+        return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [codes], dtype=tl.uint8, is_pure=False, pack=4)
+    else:
+        return codes
+
+
 @triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
 def _scores_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, gmax_ptr,
                           block_stride, K, n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                           SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr, F32: tl.constexpr, WIDE: tl.constexpr,
-                          M: tl.constexpr, PREFETCH: tl.constexpr, LEAN: tl.constexpr = False):
+                          M: tl.constexpr, PREFETCH: tl.constexpr, LEAN: tl.constexpr = False,
+                          KEYS_A: tl.constexpr = False, BOUNDARY: tl.constexpr = False):
     b = tl.program_id(0).to(tl.int64)
     p = tl.program_id(1)
     step = tl.num_programs(1) * BLOCK_N
@@ -75,21 +94,31 @@ def _scores_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, 
                 cur, cs = codes, scale
                 codes, scale = _key_codes(cache_ptr, bt, n + step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES,
                                           WIDE)
+                if BOUNDARY >= 2:
+                    codes = _opaque_u8(codes, not F32)
             elif PREFETCH == 2:
                 cur, cs = codes, scale
                 codes, scale = codes2, scale2
                 codes2, scale2 = _key_codes(cache_ptr, bt, n + 2 * step, lim, block_stride, BLOCK_SIZE, DIM,
                                             SCALE_BYTES, WIDE)
+                if BOUNDARY >= 2:
+                    codes2 = _opaque_u8(codes2, not F32)
             else:
                 cur, cs = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
+            if BOUNDARY % 2 == 1:
+                cur = _opaque_u8(cur, not F32)
             if F32:
                 kt = e4m3_to_f32(cur) * 0.00390625
             elif LEAN:
                 kt = _e4m3x4_f16_lean(cur)
             else:
                 kt = e4m3x4_f16(cur)
-            s = tl.maximum(tl.dot(q, kt) * (cs * inv)[None, :], 0.0)                  # [H, BLOCK_N]
-            sc = tl.sum(s * w[:, None], axis=0)
+            if KEYS_A:      # keys as the A operand: [BLOCK_N, H], the head sum along a row (a quad's lanes)
+                s = tl.maximum(tl.dot(tl.trans(kt), tl.trans(q)) * (cs * inv)[:, None], 0.0)
+                sc = tl.sum(s * w[None, :], axis=1)
+            else:
+                s = tl.maximum(tl.dot(q, kt) * (cs * inv)[None, :], 0.0)              # [H, BLOCK_N]
+                sc = tl.sum(s * w[:, None], axis=0)
             tl.store(out_ptr + b * out_stride + n, sc, mask=n < lim)
             if gmax_ptr is not None:
                 if lim > K:
@@ -99,7 +128,7 @@ def _scores_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, 
 
 
 def stream_scores(q, w, n, cache, bt, block_size, ws, gmax=None, block_n=64, warps=4, per_sm=3, prefetch=2,
-                  sms=None, lean=False):
+                  sms=None, lean=False, keys_a=False, boundary=0):
     "One launch: P = min(tiles, per_sm * sms / B) programs a request, each walking every P-th tile."
     R, cap = ws.shape
     tiles = triton.cdiv(cap, block_n)
@@ -108,7 +137,8 @@ def stream_scores(q, w, n, cache, bt, block_size, ws, gmax=None, block_n=64, war
     return launch(_scores_stream_kernel, (R, P), q, w, n, cache, bt, bt.stride(0), ws, ws.stride(0), gmax,
                   cache.shape[1], 512, cap, H=q.shape[1], DIM=128, BLOCK_SIZE=block_size, SCALE_BYTES=4,
                   BLOCK_N=block_n, F32=_core.interpreting(), WIDE=cache.numel() >= 2**31, M=M_GROUPS,
-                  PREFETCH=prefetch, LEAN=lean, num_warps=warps, num_stages=1)
+                  PREFETCH=prefetch, LEAN=lean, KEYS_A=keys_a, BOUNDARY=boundary, num_warps=warps,
+                  num_stages=1)
 
 
 def stream_topk(q, w, n, cache, bt, block_size, ws, **v):
@@ -157,10 +187,12 @@ def check_cpu():
     q = torch.randn(R, 32, 128, generator=g).bfloat16()
     w = indexer_weights_ref(torch.randn(R, 32, generator=g))
     n = torch.tensor([1100, 777, 300, 0], dtype=torch.int32)
-    for bn, per_sm, pf in ((64, 1, 2), (32, 2, 1), (32, 3, 0), (64, 8, 2), (128, 1, 1)):
+    for bn, per_sm, pf, ka in ((64, 1, 2, 0), (32, 2, 1, 0), (32, 3, 0, 0), (64, 8, 2, 0), (128, 1, 1, 0), (64, 1, 2, 1),
+                               (32, 3, 0, 1)):
         ws = torch.full((R, bt.shape[1] * B), float("nan"))
         gm = torch.full((R, M_GROUPS + 1), -2**31, dtype=torch.int32)
-        stream_scores(q, w, n, cache, bt, B, ws, gm, block_n=bn, warps=4, per_sm=per_sm, prefetch=pf, sms=4)
+        stream_scores(q, w, n, cache, bt, B, ws, gm, block_n=bn, warps=4, per_sm=per_sm, prefetch=pf, sms=4,
+                      keys_a=bool(ka))
         for r in range(R):
             n_b = int(n[r])
             assert torch.isnan(ws[r, n_b:]).all(), (bn, per_sm, pf, r)             # nothing past the row
@@ -172,7 +204,7 @@ def check_cpu():
             assert err < 5e-3, (bn, per_sm, pf, r, err)
             want = _gmax_ref(ws[r], n_b) if n_b > 512 else torch.full((M_GROUPS,), -2**31, dtype=torch.int32)
             assert torch.equal(gm[r, :M_GROUPS], want), (bn, per_sm, pf, r)
-        print(f"cpu ok: block_n {bn}, {per_sm} a 'SM' of 4, prefetch {pf}", flush=True)
+        print(f"cpu ok: block_n {bn}, {per_sm} a 'SM' of 4, prefetch {pf}, keys as A {ka}", flush=True)
     ws = torch.full((R, bt.shape[1] * B), float("nan"))
     got = stream_topk(q, w, n, cache, bt, B, ws, block_n=32, warps=4, per_sm=2, prefetch=2, sms=4)
     for r in range(R):
@@ -185,11 +217,27 @@ VARIANTS = ([dict(block_n=bn, warps=4, per_sm=ps, prefetch=pf) for bn in (32, 64
             + [dict(block_n=128, warps=4, per_sm=ps, prefetch=pf) for pf in (0, 1) for ps in (2, 3, 4)]
             + [dict(block_n=256, warps=4, per_sm=ps, prefetch=0) for ps in (2, 3)]
             + [dict(block_n=256, warps=8, per_sm=1, prefetch=1)]
-            + [dict(block_n=bn, warps=4, per_sm=3, prefetch=pf, lean=True) for bn, pf in ((64, 2), (32, 2), (256, 0))])
+            + [dict(block_n=bn, warps=4, per_sm=3, prefetch=pf, lean=True) for bn, pf in ((64, 2), (32, 2), (256, 0))]
+            + [dict(block_n=256, warps=4, per_sm=ps, prefetch=0, boundary=1) for ps in (2, 3)]
+            + [dict(block_n=bn, warps=4, per_sm=3, prefetch=pf, keys_a=True) for bn, pf in ((32, 2), (128, 1), (256, 0))])
+
+
+def _loop_instructions(sass: str) -> int:
+    "SASS instructions from the target of the last backward branch to that branch: the tile loop's body."
+    import re
+    lines = [l for l in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/\s", l)]
+    addr = lambda l: int(re.match(r"\s+/\*([0-9a-f]+)\*/", l).group(1), 16)
+    span = None
+    for l in lines:
+        m = re.search(r"BRA .*?0x([0-9a-f]+)", l)
+        if m and int(m.group(1), 16) < addr(l):
+            span = (int(m.group(1), 16), addr(l))
+    return sum(span[0] <= addr(l) <= span[1] for l in lines) if span else 0
 
 
 def show_regs():
-    "Registers, spills and shared memory of each variant's launch for sm_80 and sm_86 (no GPU)."
+    """Registers, spills, shared memory and the loop's warp instructions a key of each variant's launch for sm_80 and
+    sm_86 (no GPU)."""
     from deepinfer_sm80 import sm80check
     meta = torch.device("meta")
     R, cap, B = 1, 1 << 19, 64
@@ -200,7 +248,7 @@ def show_regs():
             torch.empty(R, M_GROUPS + 1, dtype=torch.int32, device=meta))
     seen = set()
     for v in VARIANTS:
-        key = (v["block_n"], v["warps"], v["prefetch"], v.get("lean", False))
+        key = tuple(sorted((k, x) for k, x in v.items() if k != "per_sm"))
         if key in seen:
             continue
         seen.add(key)
@@ -209,9 +257,10 @@ def show_regs():
         out = []
         for cc in (80, 86):
             d = sm80check.compile_record(recs[-1], cc)
-            out.append(f"sm_{cc}: {d['registers']} regs, {d['spill_stores']} B spilled, {d['shared'] // 1024} KB")
-        print(f"block_n {key[0]:3d}, {key[1]} warps, prefetch {key[2]}{', lean decode' if key[3] else ''}: "
-              + "; ".join(out), flush=True)
+            per_key = _loop_instructions(sm80check.launch_sass(recs[-1], cc)) * v["warps"] / v["block_n"]
+            out.append(f"sm_{cc}: {d['registers']} regs, {d['spill_stores']} B spilled, {d['shared'] // 1024} KB, "
+                       f"{per_key:.1f} warp instructions a key")
+        print(f"{dict(key)}: " + "; ".join(out), flush=True)
 
 
 def main(out):
