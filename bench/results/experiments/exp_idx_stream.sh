@@ -2,8 +2,8 @@
 # (carried .carry/t38.tar.xz). Usage: OUT=dir [T38=1] bash bench/results/experiments/exp_idx_stream.sh
 export PYTHONPATH=$PWD
 E=bench/results/experiments/exp_idx_stream.py
-timeout 240 python3 $E $OUT/idx_stream-native.json > $OUT/native.log 2>&1
-TRITON_OVERRIDE_ARCH=sm80 TRITON_CACHE_DIR=/tmp/tc80 timeout 240 python3 $E $OUT/idx_stream-sm80.json > $OUT/sm80.log 2>&1
+timeout 280 python3 $E $OUT/idx_stream-native.json > $OUT/native.log 2>&1
+TRITON_OVERRIDE_ARCH=sm80 TRITON_CACHE_DIR=/tmp/tc80 timeout 280 python3 $E $OUT/idx_stream-sm80.json > $OUT/sm80.log 2>&1
 if [ -n "$T38" ]; then
   mkdir -p /tmp/t38 && tar xJf .carry/t38.tar.xz -C /tmp/t38
   PYTHONPATH=/tmp/t38:$PWD TRITON_OVERRIDE_ARCH=sm80 TRITON_CACHE_DIR=/tmp/tc80-38 timeout 240 python3 $E \
