@@ -291,8 +291,9 @@ def main(out):
             gm = torch.full_like(gm0, -2**31)
             try:
                 k = stream_scores(q, w, n, cache, bt, B, ws, gm, **v); torch.cuda.synchronize()
-                exact = bool(torch.equal(ws.view(torch.int32), ref.view(torch.int32))) and bool(torch.equal(gm, ref_g))
-                err = ((ws - ref).norm() / ref.norm()).item()
+                got = ws[:, :N]                                  # (columns past N are the table's slack)
+                exact = bool(torch.equal(got.view(torch.int32), ref[:, :N].view(torch.int32))) and bool(torch.equal(gm, ref_g))
+                err = ((got - ref[:, :N]).norm() / ref[:, :N].norm()).item()
                 t, how = time_calls([lambda: stream_scores(q, w, n, cache, bt, B, ws, gm, **v)])
                 row = dict(R=R, N=N, variant=v, us=t * 1e6, GBps=nbytes / t / 1e9, rel_err=err, exact=exact,
                            regs=k.n_regs, spills=k.n_spills, shared=k.metadata.shared, timing=how)
@@ -300,8 +301,9 @@ def main(out):
                 row = dict(R=R, N=N, variant=v, error=repr(e)[:300])
             res["rows"].append(row)
             print(row, flush=True)
-        # score + select: the production call against the fastest exact variant feeding the same selection
-        ok = [r for r in res["rows"] if (r["R"], r["N"]) == (R, N) and r.get("exact")]
+        # score + select: the production call against the fastest variant within 1e-5 feeding the same selection
+        # (a different head-sum order can change the picks only among scores that tie to within rounding)
+        ok = [r for r in res["rows"] if (r["R"], r["N"]) == (R, N) and r.get("rel_err", 1) < 1e-5]
         if ok:
             v = min(ok, key=lambda r: r["us"])["variant"]
             ws = torch.empty_like(ws0)
