@@ -10,8 +10,8 @@ production kernel's layout and decode.
 
 sm_80 SASS of the tile loop (`--regs`, triton 3.6), warp instructions a key: one 256-key tile a program 30.5 (26.7 in
 the loop, the rest the queries' prologue each program repeats); persistent, no queue 26.7 (256 keys) / 28.0 (128) /
-40.4 (64); the queue costs instructions, since the carried codes reach the decode through byte permutes (PRMT) instead
-of shared memory: 38.3 (128 keys, one ahead), 47.3 / 53.1 (64, one / two ahead). The decode without NaN folding: 21.9
+40.4 (64); the queue costs instructions, mostly byte permutes (PRMT; the TTGIR is the same, the lowering differs):
+38.3 (128 keys, one ahead), 47.3 / 53.1 (64, one / two ahead). The decode without NaN folding: 21.9
 at 256 keys; an impure boundary before the decode (`boundary`): 23.5 (but 72 KB of shared memory); keys as the A
 operand (`keys_a`): 23.6 (196 registers). At 1 x 512K, 26.7 a key is about 15 us of issue on the H200 (132 SMs,
 4 schedulers, ~1.8 GHz), so the queue pays only where it hides more latency than it adds issue.
