@@ -4,14 +4,18 @@ loads, decodes, multiplies and stores in one straight line, so an SM's loads and
 alone take 33.8 us at 1 x 512K where a plain read of the same paged records takes 22.4 us (idx_persist records of
 2026-12-02). Here each program keeps its queries, scale factor and head weights, walks the tiles p, p + P, p + 2P,
 ... of its request, and loads the codes of the next one or two tiles before it decodes the current one (a register
-queue of `prefetch` tiles). The 2026-12-02 persistent experiment (`exp_idx_persist.py`) ran its own bf16 kernel,
-which one tile a program took 91 us; the loop with a one-tile queue took it to 59 us. This repeats the idea on the
+queue of `prefetch` tiles of raw codes; `prefetch=3`: one tile, decoded at the end of the step before). The
+2026-12-02 persistent experiment (`exp_idx_persist.py`) ran its own bf16 kernel, which one tile a program took 91 us;
+the loop with a one-tile queue took it to 59 us. This repeats the idea on the
 production kernel's layout and decode.
 
 sm_80 SASS of the tile loop (`--regs`, triton 3.6), warp instructions a key: one 256-key tile a program 30.5 (26.7 in
 the loop, the rest the queries' prologue each program repeats); persistent, no queue 26.7 (256 keys) / 28.0 (128) /
-40.4 (64); the queue costs instructions, mostly byte permutes (PRMT; the TTGIR is the same, the lowering differs):
-38.3 (128 keys, one ahead), 47.3 / 53.1 (64, one / two ahead). The decode without NaN folding: 21.9
+40.4 (64); a queue of raw codes costs instructions, mostly byte permutes: the carried uint8 tile crosses the loop's
+back edge as separate i8 values (64 `phi i8` a thread in the LLVM IR at 64 keys) and is repacked into words for the
+decode: 38.3 (128 keys, one ahead), 47.3 / 53.1 (64, one / two ahead). A queue of the next tile decoded
+(`prefetch=3`: its loads issued before this tile's math, its decode after this tile's stores) costs nothing: 27.4 at
+128 keys (168 registers, three programs an SM), 36.5 at 64 (126), 50.6 at 32 (68). The decode without NaN folding: 21.9
 at 256 keys; an impure boundary before the decode (`boundary`): 23.5 (but 72 KB of shared memory); keys as the A
 operand (`keys_a`): 23.6 (196 registers). At 1 x 512K, 26.7 a key is about 15 us of issue on the H200 (132 SMs,
 4 schedulers, ~1.8 GHz), so the queue pays only where it hides more latency than it adds issue.
@@ -65,6 +69,19 @@ def _opaque_u8(codes, PTX: tl.constexpr):
         return codes
 
 
+@triton.jit
+def _decode_tile(codes, BOUNDARY: tl.constexpr, LEAN: tl.constexpr, F32: tl.constexpr):
+    "Raw codes [DIM, BLOCK_N] -> fp16 keys x 2^-8 (fp32 on the interpreter)."
+    if BOUNDARY % 2 == 1:
+        codes = _opaque_u8(codes, not F32)
+    if F32:
+        return e4m3_to_f32(codes) * 0.00390625
+    elif LEAN:
+        return _e4m3x4_f16_lean(codes)
+    else:
+        return e4m3x4_f16(codes)
+
+
 @triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
 def _scores_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, gmax_ptr,
                           block_stride, K, n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
@@ -86,6 +103,8 @@ def _scores_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, 
         n = p * BLOCK_N + tl.arange(0, BLOCK_N)
         if PREFETCH >= 1:
             codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
+        if PREFETCH == 3:               # the queue holds the next tile decoded (fp16), decoded after this tile's math
+            kt_next = _decode_tile(codes, BOUNDARY, LEAN, F32)
         if PREFETCH == 2:
             codes2, scale2 = _key_codes(cache_ptr, bt, n + step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
         for _ in range(p * BLOCK_N, lim, step):
@@ -103,16 +122,14 @@ def _scores_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, 
                                             SCALE_BYTES, WIDE)
                 if BOUNDARY >= 2:
                     codes2 = _opaque_u8(codes2, not F32)
-            else:
+            elif PREFETCH == 0:
                 cur, cs = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
-            if BOUNDARY % 2 == 1:
-                cur = _opaque_u8(cur, not F32)
-            if F32:
-                kt = e4m3_to_f32(cur) * 0.00390625
-            elif LEAN:
-                kt = _e4m3x4_f16_lean(cur)
+            if PREFETCH == 3:
+                kt, cs = kt_next, scale
+                codes, scale = _key_codes(cache_ptr, bt, n + step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES,
+                                          WIDE)
             else:
-                kt = e4m3x4_f16(cur)
+                kt = _decode_tile(cur, BOUNDARY, LEAN, F32)
             if KEYS_A:      # keys as the A operand: [BLOCK_N, H], the head sum along a row (a quad's lanes)
                 s = tl.maximum(tl.dot(tl.trans(kt), tl.trans(q)) * (cs * inv)[:, None], 0.0)
                 sc = tl.sum(s * w[None, :], axis=1)
@@ -124,6 +141,8 @@ def _scores_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, 
                 if lim > K:
                     gkey = (_order_key(sc) ^ 0x80000000).to(tl.int32, bitcast=True)
                     tl.atomic_max(gmax_ptr + b * (M + 1) + n % M, gkey, mask=n < lim, sem="relaxed")
+            if PREFETCH == 3:
+                kt_next = _decode_tile(codes, BOUNDARY, LEAN, F32)
             n += step
 
 
@@ -188,7 +207,7 @@ def check_cpu():
     w = indexer_weights_ref(torch.randn(R, 32, generator=g))
     n = torch.tensor([1100, 777, 300, 0], dtype=torch.int32)
     for bn, per_sm, pf, ka in ((64, 1, 2, 0), (32, 2, 1, 0), (32, 3, 0, 0), (64, 8, 2, 0), (128, 1, 1, 0), (64, 1, 2, 1),
-                               (32, 3, 0, 1)):
+                               (32, 3, 0, 1), (32, 1, 3, 0), (64, 2, 3, 1)):
         ws = torch.full((R, bt.shape[1] * B), float("nan"))
         gm = torch.full((R, M_GROUPS + 1), -2**31, dtype=torch.int32)
         stream_scores(q, w, n, cache, bt, B, ws, gm, block_n=bn, warps=4, per_sm=per_sm, prefetch=pf, sms=4,
@@ -213,13 +232,16 @@ def check_cpu():
 
 
 VARIANTS = ([dict(block_n=bn, warps=4, per_sm=ps, prefetch=pf) for bn in (32, 64) for pf in (0, 1, 2)
-             for ps in (2, 3, 4, 6)]
+             for ps in (2, 3, 4)]
             + [dict(block_n=128, warps=4, per_sm=ps, prefetch=pf) for pf in (0, 1) for ps in (2, 3, 4)]
             + [dict(block_n=256, warps=4, per_sm=ps, prefetch=0) for ps in (2, 3)]
             + [dict(block_n=256, warps=8, per_sm=1, prefetch=1)]
             + [dict(block_n=bn, warps=4, per_sm=3, prefetch=pf, lean=True) for bn, pf in ((64, 2), (32, 2), (256, 0))]
             + [dict(block_n=256, warps=4, per_sm=ps, prefetch=0, boundary=1) for ps in (2, 3)]
-            + [dict(block_n=bn, warps=4, per_sm=3, prefetch=pf, keys_a=True) for bn, pf in ((32, 2), (128, 1), (256, 0))])
+            + [dict(block_n=bn, warps=4, per_sm=3, prefetch=pf, keys_a=True) for bn, pf in ((32, 2), (128, 1), (256, 0))]
+            + [dict(block_n=bn, warps=4, per_sm=ps, prefetch=3) for bn in (32, 64, 128) for ps in (2, 3)]
+            + [dict(block_n=32, warps=4, per_sm=ps, prefetch=3) for ps in (4, 6)]
+            + [dict(block_n=256, warps=8, per_sm=1, prefetch=3)])
 
 
 def _loop_instructions(sass: str) -> int:
