@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 import torch
 from .. import core as _core
-from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
-                                 selftest)
+from ..core import (DSV41, GPUS, InputError, aot_examples, benchmark, check_tensor, device_info, launch,
+                                 select_backend, selftest)
 from .fp8 import (e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_f16, e4m3x4_scaled_bf16,
                                     opaque_bf16)
 from .topk import CPU_TILE as TOPK_CPU_TILE, TopkTile, bound_groups, gpu_tile, _order_key, _run_topk
@@ -22,11 +22,12 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['IDX_K', 'PREFILL_TILE', 'DECODE_TILE_V1', 'PREFILL_BUFFER_BYTES', 'INDEXER_HEADS', 'DECODE_TILE', 'DECODE_PACKED',
-           'DECODE_F16', 'DECODE_F16_256', 'DECODE_DEFAULT', 'PREFILL_V1', 'PREFILL', 'PREFILL_128', 'PREFILL_TUNE',
-           'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES', 'IndexerKeyLayout', 'indexer_key_rows',
-           'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache', 'insert_indexer_k_ref',
-           'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries', 'indexer_scores_ref', 'indexer_topk_ref',
-           'IndexerTile', 'DecodeTile', 'indexer_topk_decode', 'PrefillConfig', 'indexer_topk_prefill']
+           'DECODE_F16', 'DECODE_F16_256', 'DECODE_DEFAULT', 'DECODE_STREAM_TILES', 'PREFILL_V1', 'PREFILL',
+           'PREFILL_128', 'PREFILL_TUNE', 'KEYS_FIRST_ROW_TILES', 'DECODE_TUNE_TILES', 'IndexerKeyLayout',
+           'indexer_key_rows', 'quantize_indexer_k_ref', 'dequantize_indexer_k_ref', 'check_indexer_cache',
+           'insert_indexer_k_ref', 'gather_indexer_k_ref', 'indexer_weights_ref', 'causal_entries',
+           'indexer_scores_ref', 'indexer_topk_ref', 'IndexerTile', 'DecodeTile', 'indexer_topk_decode',
+           'PrefillConfig', 'indexer_topk_prefill']
 
 # %% ../../nbs/03g_indexer.ipynb #075c7c81
 @dataclass(frozen=True)
@@ -243,6 +244,9 @@ class DecodeTile(NamedTuple):
     hist_bits: int = 10
     ptx: int = 1             # 1: FP8 codes to bf16 with the packed PTX decode (4 codes per few instructions);
                              # 2: to fp16 with the NaN codes folded in, against an fp16 copy of the queries
+    persist: int = 0         # > 0 (with ptx 2, one tile, no histogram): this many programs an SM, each walking every
+                             # P-th tile of its request, the next tile loaded before this one's math
+                             # (`_indexer_decode_stream_kernel`); 0: one program a tile
 
 
 DECODE_TILE = DecodeTile(64, 8, 4, 2, 10, 1)     # 512 keys (66 KB of records) per program
@@ -260,6 +264,11 @@ DECODE_F16 = DecodeTile(128, 1, 4, 2, 0, 2)
 # 33.8 against 36.0 / 36.1, native / SM80 ISA; 163 registers, 40 KB of shared memory, three programs an SM).
 DECODE_F16_256 = DecodeTile(256, 1, 4, 2, 0, 2)
 DECODE_DEFAULT = DECODE_F16_256
+# Persistent programs (`persist`) with a one-tile queue carried decoded, as many an SM as registers allow (sm_80, triton
+# 3.6: 168 / 126 / 68 registers, no spills; the tile loop issues 27.4 / 36.5 / 50.6 warp instructions a key against
+# 30.5 for DECODE_F16_256, bench/results/experiments/exp_idx_stream.py --regs). Not yet timed: tune candidates.
+DECODE_STREAM_TILES = (DecodeTile(128, 1, 4, 1, 0, 2, 3), DecodeTile(64, 1, 4, 1, 0, 2, 4),
+                       DecodeTile(32, 1, 4, 1, 0, 2, 6))
 
 
 @triton.jit
@@ -282,6 +291,29 @@ def _decode_key_tile_ptx(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: 
     nan_key = tl.max(((codes & 0x7F) == 0x7F).to(tl.int32), axis=0) != 0
     one = tl.full(codes.shape, 0x3F803F80, tl.int32)           # bf16 pair (1.0, 1.0): the scale comes after the dot
     return e4m3x4_scaled_bf16(codes, one), tl.where(nan_key, float("nan"), scale)
+
+
+@triton.jit
+def _f16_keys(codes, F32: tl.constexpr):
+    "Raw codes [DIM, BLOCK_N] -> fp16 keys times 2^-8 (`e4m3x4_f16`), or their fp32 model on the interpreter."
+    if F32:
+        return e4m3_to_f32(codes) * 0.00390625
+    else:
+        return e4m3x4_f16(codes)
+
+
+@triton.jit
+def _tile_scores(q, kt, scale, w, out_ptr, gmax_ptr, g_row, n, lim, K, M: tl.constexpr):
+    """One decoded key tile's scores sum_h w_h relu(scale q_h . k) [BLOCK_N], stored at out_ptr + n; with gmax_ptr, the
+    top-k's group maxima (bound path: M >= K groups j mod M, row g_row) raised to them."""
+    s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                              # [H, BLOCK_N]
+    sc = tl.sum(s * w[:, None], axis=0)
+    tl.store(out_ptr + n, sc, mask=n < lim)
+    if gmax_ptr is not None:
+        if lim > K:
+            gkey = (_order_key(sc) ^ 0x80000000).to(tl.int32, bitcast=True)
+            tl.atomic_max(gmax_ptr + g_row + n % M, gkey, mask=n < lim, sem="relaxed")
+    return sc
 
 
 @triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
@@ -307,10 +339,7 @@ def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_st
             if PTX == 2:              # fp16 keys times 2^-8 (fp32 on the interpreter), the factors after the dot
                 codes, scale = _key_codes(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
                                           SCALE_BYTES, WIDE)
-                if F32:
-                    kt = e4m3_to_f32(codes) * 0.00390625
-                else:
-                    kt = e4m3x4_f16(codes)
+                kt = _f16_keys(codes, F32)
                 scale = scale * inv
             elif PTX:
                 kt, scale = _decode_key_tile_ptx(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE,
@@ -318,19 +347,44 @@ def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_st
             else:
                 kt, scale = _decode_key_tile(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
                                              SCALE_BYTES, F32)
-            s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                      # [H, BLOCK_N]
-            sc = tl.sum(s * w[:, None], axis=0)
-            tl.store(out_ptr + b * out_stride + n, sc, mask=n < lim)
-            if gmax_ptr is not None:         # the top-k's group maxima (bound path), M >= K groups j mod M
-                if lim > K:
-                    gkey = (_order_key(sc) ^ 0x80000000).to(tl.int32, bitcast=True)
-                    tl.atomic_max(gmax_ptr + b * (M + 1) + n % M, gkey, mask=n < lim, sem="relaxed")
+            sc = _tile_scores(q, kt, scale, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
             if hist_ptr is not None:
                 counts += tl.histogram((_order_key(sc) >> (32 - BITS)).to(tl.int32), 1 << BITS, mask=n < lim)
         if hist_ptr is not None:
             if lim > K:                       # a request of at most K entries selects them all
                 tl.atomic_add(hist_ptr + b * (1 << BITS) + tl.arange(0, 1 << BITS), counts, mask=counts > 0,
                               sem="relaxed")
+
+
+@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
+def _indexer_decode_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, gmax_ptr,
+                                  block_stride, K, n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
+                                  SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr, F32: tl.constexpr,
+                                  WIDE: tl.constexpr, M: tl.constexpr):
+    """`DecodeTile.persist`: program (b, p) of P scores tiles p, p + P, ... of request b with the fp16 decode. Its
+    queries, their scale and the head weights are loaded once; each step issues the next tile's loads before this
+    tile's math and decodes that tile after this tile's stores, so the queue crosses the loop edge as fp16 (raw
+    bytes would cross it as single-byte values, repacked with byte permutes for the decode)."""
+    b = tl.program_id(0).to(tl.int64)
+    p = tl.program_id(1)
+    step = tl.num_programs(1) * BLOCK_N
+    lim = tl.minimum(tl.load(lens_ptr + b), n_cap)      # a length beyond the block table reads no further
+    bt = bt_ptr + b * bt_stride
+    if p * BLOCK_N < lim:
+        hh = tl.arange(0, H)
+        q, inv = _q_f16(tl.load(q_ptr + (b * H + hh[:, None]) * DIM + tl.arange(0, DIM)[None, :]))
+        if F32:
+            q = q.to(tl.float32)
+        w = tl.load(w_ptr + b * H + hh)
+        n = p * BLOCK_N + tl.arange(0, BLOCK_N)
+        codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
+        kt = _f16_keys(codes, F32)
+        for _ in range(p * BLOCK_N, lim, step):
+            cs = scale * inv
+            codes, scale = _key_codes(cache_ptr, bt, n + step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
+            _tile_scores(q, kt, cs, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
+            kt = _f16_keys(codes, F32)
+            n += step
 
 # %% ../../nbs/03g_indexer.ipynb #eda1ecbe
 def _check_tile(config, name="config") -> IndexerTile:
@@ -346,9 +400,12 @@ def _check_decode_tile(config):
         return _check_tile(config)
     ok = isinstance(config, DecodeTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
     if not ok or any(v <= 0 or v & (v - 1) for v in config[:3]) or config.block_n < 16 or config.num_stages < 1 \
-            or config.hist_bits not in (0, 8, 9, 10, 11) or config.ptx not in (0, 1, 2):
+            or config.hist_bits not in (0, 8, 9, 10, 11) or config.ptx not in (0, 1, 2) \
+            or not 0 <= config.persist <= 16 \
+            or (config.persist and (config.ptx != 2 or config.tiles != 1 or config.hist_bits)):
         raise InputError(f"config: expected an IndexerTile or a DecodeTile (block_n, tiles, num_warps powers of two, "
-                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0, 1 or 2), got {config!r}")
+                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0, 1 or 2, persist 0..16, and "
+                         f"with persist: ptx 2, one tile, no histogram), got {config!r}")
     return config
 
 
@@ -367,6 +424,12 @@ def _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, bloc
     args = (q, weights, n_entries, k_cache, block_table, block_table.stride(0), scores_out, scores_out.stride(0))
     if isinstance(cfg, IndexerTile):
         launch(_indexer_decode_kernel, (B, triton.cdiv(cap, cfg.block_n)), *args, k_cache.shape[1], cap, **common)
+    elif cfg.persist:                   # persist programs an SM (the interpreter counts one SM: every program loops)
+        assert hist is None, "a persistent decode tile builds no histogram"
+        sms = 1 if interp else (device_info(q.device).sms or GPUS["a100-80gb"].sms)
+        P = max(1, min(triton.cdiv(cap, cfg.block_n), cfg.persist * sms // max(B, 1)))
+        launch(_indexer_decode_stream_kernel, (B, P), *args, gmax, k_cache.shape[1], k, cap,
+               WIDE=k_cache.numel() >= 2**31, M=M, **common)
     else:
         launch(_indexer_decode_hist_kernel, (B, triton.cdiv(cap, cfg.block_n * cfg.tiles)), *args, hist, gmax,
                k_cache.shape[1], k, cap, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), PTX=_ptx_mode(cfg),
@@ -722,7 +785,8 @@ DECODE_TUNE_TILES = (DECODE_TILE_V1, DecodeTile(64, 4, 4, 2), DecodeTile(64, 16,
                      DecodeTile(64, 8, 4, 3), DecodeTile(64, 8, 4, 2, 0), DecodeTile(64, 8, 4, 2, 10, 0),
                      DecodeTile(32, 16, 4, 2),
                      DecodeTile(64, 1, 4, 2, 0, 1), DecodeTile(128, 1, 4, 2, 0, 1), DECODE_PACKED,   # one tile each
-                     DecodeTile(64, 1, 2, 2, 0, 2), DecodeTile(128, 1, 8, 2, 0, 2), DECODE_F16, DECODE_F16_256)
+                     DecodeTile(64, 1, 2, 2, 0, 2), DecodeTile(128, 1, 8, 2, 0, 2), DECODE_F16, DECODE_F16_256) \
+    + DECODE_STREAM_TILES
 
 
 @aot_examples
@@ -821,7 +885,8 @@ def _indexer_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
     if rng.random() < 0.25:
         pool = torch.randint(-1, triton.cdiv(cap, 8) + 2, (B, rng.choice([1, 4, 32])), generator=g,
                              dtype=torch.int32).to(device)
-    cfg = rng.choice([None, None, DecodeTile(32, 1, 4, 1, 0, 2), DecodeTile(32, 2, 4, 1, 0, 0), DECODE_TILE_V1])
+    cfg = rng.choice([None, None, DecodeTile(32, 1, 4, 1, 0, 2), DecodeTile(32, 2, 4, 1, 0, 0), DECODE_TILE_V1,
+                      DecodeTile(32, 1, 4, 1, 0, 2, rng.choice([1, 3, 6]))])
     tk = rng.choice([None, TopkTile(256, 4, bound=1)]) if pool is None else None
     ws = Guarded.flat((B, cap), torch.float32, device, pad=64)
     poison_(ws.inner)
