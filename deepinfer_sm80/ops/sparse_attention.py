@@ -19,8 +19,8 @@ import triton.language as tl
 __all__ = ['HEAD_DIM', 'LOG2E', 'SUPPORTED_HEADS', 'DC', 'CANDIDATE_TILES', 'AttnTile', 'check_attn_tile', 'check_q',
            'check_common', 'check_rows', 'check_lens', 'check_range', 'attend_rows_ref', 'valid_entries',
            'sparse_attn_prefill_ref', 'gather_records_ref', 'sparse_attn_decode_ref', 'load_chunks', 'chunk_product',
-           'block_probs', 'attend_block', 'zero_chunks', 'to_bf16', 'load_heads', 'store_heads', 'store_normalized',
-           'fuzz_bad_entries', 'fuzz_lens', 'fuzz_read_errors']
+           'block_probs', 'attend_block', 'prefetch_l2', 'zero_chunks', 'to_bf16', 'load_heads', 'store_heads',
+           'store_normalized', 'fuzz_bad_entries', 'fuzz_lens', 'fuzz_read_errors']
 
 # %% ../../nbs/03c_sparse_attention.ipynb #88c6ca34
 HEAD_DIM = KV.head_dim                  # 512 = 448 no-RoPE + 64 RoPE dims; K = V
@@ -35,7 +35,8 @@ class AttnTile(NamedTuple):
     block_n: int        # keys per block (16, 32 or 64)
     num_warps: int      # 1, 2, 4 or 8
     num_stages: int = 1
-    prefetch: int = 1   # 1: next block's indices ahead; 2: also its rows (prefill) or records (decode)
+    prefetch: int = 1   # 1: next block's indices ahead; 2: also its rows (prefill) or records (decode); 3 (decode
+                        # only): indices two blocks ahead, the next block's records prefetched into L2 (`prefetch_l2`)
     chains: int = 1     # independent MMA accumulator chains of the score product (1, 2 or 4; see `block_probs`)
 
 
@@ -48,9 +49,9 @@ def check_attn_tile(tile, name: str = "config") -> AttnTile:
         raise InputError(f"{name}: expected an AttnTile(block_h, block_n, num_warps, num_stages, prefetch, chains) of "
                          f"ints, got {tile!r}")
     if (tile.block_h not in (16, 32, 64) or tile.block_n not in (16, 32, 64) or tile.num_warps not in (1, 2, 4, 8)
-            or not 1 <= tile.num_stages <= 4 or tile.prefetch not in (1, 2) or tile.chains not in (1, 2, 4)):
+            or not 1 <= tile.num_stages <= 4 or tile.prefetch not in (1, 2, 3) or tile.chains not in (1, 2, 4)):
         raise InputError(f"{name}: block_h and block_n must be 16, 32 or 64, num_warps 1-8 (a power of two), "
-                         f"num_stages 1-4, prefetch 1 or 2 and chains 1, 2 or 4; got {tile}")
+                         f"num_stages 1-4, prefetch 1, 2 or 3 and chains 1, 2 or 4; got {tile}")
     return tile
 
 
@@ -242,6 +243,17 @@ def attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale,
     for g in tl.static_range(len(accs)):
         out = out + (tl.dot(p, ks[g], accs[g] * alpha[:, None]),)
     return m_new, l_i, out
+
+
+@triton.jit
+def prefetch_l2(ptrs, mask, PTX: tl.constexpr):
+    """Ask the L2 for the lines holding `ptrs` where `mask` (`prefetch.global.L2`, sm_80's `CCTL.E.PF2`): nothing
+    waits for them and no register holds them, so a later load of those bytes hits the L2 instead of DRAM. Nothing
+    without PTX (the interpreter)."""
+    if PTX:
+        tl.inline_asm_elementwise("{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.b32 $0, 0; }",
+                                  "=r,l,r", [ptrs.to(tl.int64, bitcast=True), mask.to(tl.int32)], dtype=tl.int32,
+                                  is_pure=False, pack=1)
 
 
 @triton.jit

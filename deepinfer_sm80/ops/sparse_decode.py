@@ -18,15 +18,15 @@ from .kv_cache import (KV, check_error_counter, check_not_meta, check_record_cac
                                          quantize_and_insert_k_cache_ref, record_rows, slot_rows)
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
                                                  attend_block, check_attn_tile, check_common, check_lens, check_q,
-                                                 check_range, check_rows, load_chunks, sparse_attn_decode_ref,
-                                                 store_normalized, to_bf16, zero_chunks)
+                                                 check_range, check_rows, load_chunks, prefetch_l2,
+                                                 sparse_attn_decode_ref, store_normalized, to_bf16, zero_chunks)
 from .sparse_prefill import SCRATCH_BYTES, fold_tile_stats
 import torch
 import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DECODE_TWO_PASS', 'TWO_PASS_TILES', 'DECODE_RULES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS',
+__all__ = ['DECODE_TWO_PASS', 'TWO_PASS_TILES', 'DECODE_RULES', 'DECODE_TILES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS',
            'MERGE_MAX_SPLITS', 'REDUCE_WARPS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES', 'GROUP_SMEM',
            'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'DecodeTwoPass', 'check_two_pass',
            'decode_rule', 'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode', 'check_plan', 'decode_counters',
@@ -101,6 +101,10 @@ DECODE_RULES = {8: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                 **{H: (DecodeRule(2, _T32, 2.0), DecodeRule(8, _T32, 1.0), DecodeRule(1 << 62, _T32, 2.0)) for H in (32, 128)},
                 64: (DecodeRule(1, _T32, 2.0), DecodeRule(8, _T32, 1.0), DecodeRule(24, _T32, 2.0),
                      DecodeRule(1 << 62, _T32, 2.0, two_pass=DECODE_TWO_PASS))}
+# The tiles `sparse_decode_tune` and the tests run: the fused kernels' candidates, and the rules' tile with the next
+# block's records prefetched into L2 (`AttnTile.prefetch = 3`, decode only; sm_80: 246 registers against 238, no
+# spills, 58 more loop instructions a key block; not yet timed)
+DECODE_TILES = CANDIDATE_TILES + (_T32._replace(prefetch=3), _T32._replace(prefetch=3, chains=4))
 FUSED_REDUCE = False            # True: every plan merges its splits in the decode launch (else per rule, `DecodeRule`)
 DECODE_SMEM = 51 * 1024         # shared memory of one decode program, every tile of DECODE_RULES
 REDUCE_ELEMENTS = 8192          # reduction tile: splits (a power of two, <= 64) x columns
@@ -256,6 +260,16 @@ def _slot_offsets(slot, in_cmp, swa_slots, swa_block_stride, cmp_slots, cmp_bloc
 
 
 @triton.jit
+def _prefetch_records(cache_ptr, data, scale, valid, DATA_BYTES: tl.constexpr, PTX: tl.constexpr):
+    """`prefetch_l2` of a block of records: 8 points 82-83 bytes apart from the first to the last byte of each data
+    row (so every 128-byte line it touches) and its scale row."""
+    k = tl.arange(0, 8)
+    prefetch_l2(cache_ptr + data[:, None] + (k * (DATA_BYTES - 1) // 7)[None, :], valid[:, None] & (k >= 0)[None, :],
+                PTX)
+    prefetch_l2(cache_ptr + scale, valid, PTX)
+
+
+@triton.jit
 def _load_records(cache_ptr, data, scale, valid, NOPE: tl.constexpr, GROUP: tl.constexpr, DC: tl.constexpr):
     "The raw bytes of a block of records: E4M3 code chunks [BLOCK_N, DC], one scale byte per group, RoPE dims."
     c = tl.arange(0, DC)
@@ -395,7 +409,10 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                                               CHAINS, not DOT_F32)
             raw = n_raw
             valid = n_valid
-    else:                   # slot ids one block ahead (their latency hides behind this block's work)
+    else:                   # slot ids one block ahead (their latency hides behind this block's work); PREFETCH 3:
+        if PREFETCH == 3:   # two blocks ahead, and the next block's records asked of the L2, held in no register
+            n_slots = _block_slots(t, lo + 1, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
+                                   HAS_CMP, BLOCK_N)
         for b in range(lo, hi):
             data, scale, valid, bad = _slot_offsets(slots, b < nbc, swa_slots, swa_block_stride, cmp_slots,
                                                     cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES,
@@ -404,8 +421,18 @@ def _sparse_attn_decode_kernel(q_ptr, sink_ptr, out_ptr, part_o_ptr, part_ml_ptr
                 if err_ptr is not None:
                     n_err += bad.to(tl.int32)
             raw = _load_records(tl.where(b < nbc, cmp_ptr, swa_ptr), data, scale, valid, NOPE, GROUP, DC)
-            slots = _block_slots(t, b + 1, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
-                                 HAS_CMP, BLOCK_N)
+            if PREFETCH == 3:
+                p_data, p_scale, p_valid, _ = _slot_offsets(n_slots, b + 1 < nbc, swa_slots, swa_block_stride,
+                                                            cmp_slots, cmp_block_stride, SWA_BLOCK, CMP_BLOCK,
+                                                            DATA_BYTES, SCALE_BYTES, BOUNDS)
+                _prefetch_records(tl.where(b + 1 < nbc, cmp_ptr, swa_ptr), p_data, p_scale, p_valid & (b + 1 < hi),
+                                  DATA_BYTES, not DOT_F32)
+                slots = n_slots
+                n_slots = _block_slots(t, b + 2, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr,
+                                       cmp_idx_stride, HAS_CMP, BLOCK_N)
+            else:
+                slots = _block_slots(t, b + 1, nbc, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
+                                     HAS_CMP, BLOCK_N)
             if FLOOR:
                 csum += _record_checksum(raw, valid)
             else:
@@ -1425,7 +1452,7 @@ def _bench_sparse_decode_tune(ctx):
     ref = sparse_attn_decode_ref(**check)
     for T in ((1, 6, 24) if ctx.quick else (1, 4, 6, 12, 24, 256)):
         sets = _decode_sets(ctx, T, 65_536, requests=min(T, 16))
-        for tile in CANDIDATE_TILES:
+        for tile in DECODE_TILES:
             err = rel_err(sparse_attn_decode(**check, plan=plan_for(check, tile=tile, two_pass=False)), ref)
             for waves in ((1.0,) if T > 64 else (1.0, 2.0)):
                 plan = plan_for(sets[0], tile=tile, waves=waves, two_pass=False)
@@ -1577,10 +1604,12 @@ def _sparse_decode_aot_examples():
                 c_idx = e(4, 512) if with_cmp else None
                 sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
                                    plan=plan_decode(q, e(4, 136), c_idx, splits=S))
-                # the rule's tile with four score chains (`AttnTile.chains`, timed by `sparse_decode_tune`)
-                tile = decode_rule(H, 4).tile._replace(chains=4)
-                sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
-                                   plan=plan_decode(q, e(4, 136), c_idx, splits=S, tile=tile))
+                # the rule's tile with four score chains (`AttnTile.chains`) and with the records prefetched into L2
+                # (`prefetch=3`; both timed by `sparse_decode_tune`)
+                for kw in (dict(chains=4), dict(prefetch=3)):
+                    tile = decode_rule(H, 4).tile._replace(**kw)
+                    sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
+                                       plan=plan_decode(q, e(4, 136), c_idx, splits=S, tile=tile))
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every merge and reduction tile (splits to a power of two)
         for fused in (False, True):                     # in a second launch, and merged by the decode launch

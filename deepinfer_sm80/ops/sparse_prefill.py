@@ -114,6 +114,9 @@ def sparse_attn_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor
                                 _smem_per_block(q.device))
     elif isinstance(config, AttnTile):
         check_attn_tile(config)
+        if config.prefetch == 3:
+            raise InputError(f"config: prefetch 3 (records prefetched into L2) is a decode mode; the prefill's fused "
+                             f"kernel takes prefetch 1 or 2, got {config}")
     elif isinstance(config, TwoPassConfig):
         check_two_pass(config)
     else:
