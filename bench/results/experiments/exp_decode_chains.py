@@ -1,5 +1,6 @@
 """Sparse decode with the score product in one accumulator chain (`AttnTile.chains = 1`, the rules' tile) against
-four chains (`chains = 4`), same plan otherwise (2026-12-04; written without a GPU, for the next device session).
+four chains (`chains = 4`), same plan otherwise (2026-12-04; written without a GPU, for the next device session);
+since 2026-12-05 also the next block's records prefetched into L2 (`prefetch = 3`), with one and four chains.
 64 heads, 512 top-k + 128 window records a token, 64K-entry caches, 8 input sets rotated out of L2, CUDA-graph
 replays, the two variants alternated three times in one process; every variant against float64 on the first set.
 Usage: python exp_decode_chains.py OUT.json   (TS="1 2 4 6 12 24" by default; TRITON_OVERRIDE_ARCH=sm80 for the
@@ -26,7 +27,10 @@ for T in [int(t) for t in os.environ.get("TS", "1 2 4 6 12 24").split()]:
     if rule.two_pass is not None:
         print("T", T, "takes two passes: skipped", flush=True)
         continue
-    plans = {"chains=1 (rule)": rule, "chains=4": plan_for(base, tile=rule.tile._replace(chains=4), splits=rule.splits)}
+    plans = {"chains=1 (rule)": rule, "chains=4": plan_for(base, tile=rule.tile._replace(chains=4), splits=rule.splits),
+             # (2026-12-05) the next block's records prefetched into L2 (`AttnTile.prefetch = 3`), alone and with 4 chains
+             "prefetch=3": plan_for(base, tile=rule.tile._replace(prefetch=3), splits=rule.splits),
+             "prefetch=3 chains=4": plan_for(base, tile=rule.tile._replace(prefetch=3, chains=4), splits=rule.splits)}
     ref = sparse_attn_decode_ref(**base)
     outs = {}
     for name, plan in plans.items():
@@ -47,4 +51,4 @@ for r in res["rows"]:
         k = (r["T"], r["variant"])
         best[k] = min(best.get(k, 1e9), r["time_s"])
 for (T, v), t in sorted(best.items()):
-    print(f"T={T:3d} {v:18s} best {t * 1e6:7.2f} us")
+    print(f"T={T:3d} {v:20s} best {t * 1e6:7.2f} us")
