@@ -55,7 +55,8 @@ class DecodeTwoPass(NamedTuple):
     stages: int = 0           # scores pass: 0 unrolls its eight column groups; n >= 1 loops over them, n stages
     maxnreg: int = 0          # scores pass: registers per thread at most (0: the compiler's choice)
     values_maxnreg: int = 0   # values pass: likewise
-    values_prefetch: int = 0  # values pass: 1 loads the next step's slot ids during this step
+    values_prefetch: int = 0  # values pass: 1 loads the next step's slot ids during this step; 2 the ids two steps
+                              # ahead and the next step's record columns into L2 (`prefetch_l2`)
 
 
 def check_two_pass(cfg, name: str = "two_pass") -> DecodeTwoPass:
@@ -64,7 +65,7 @@ def check_two_pass(cfg, name: str = "two_pass") -> DecodeTwoPass:
         raise InputError(f"{name}: expected a DecodeTwoPass, got {cfg!r}")
     ok = (cfg.block_n in (16, 32, 64, 128) and cfg.groups in (1, 2, 4, 8) and cfg.num_warps in (1, 2, 4, 8)
           and cfg.values_n in (0, 16, 32, 64, 128) and cfg.values_n <= cfg.block_n
-          and isinstance(cfg.stages, int) and 0 <= cfg.stages <= 4 and cfg.values_prefetch in (0, 1)
+          and isinstance(cfg.stages, int) and 0 <= cfg.stages <= 4 and cfg.values_prefetch in (0, 1, 2)
           and all(r == 0 or (isinstance(r, int) and 64 <= r <= 255 and r % 8 == 0) for r in (cfg.maxnreg, cfg.values_maxnreg))
           and cfg.values_warps in (1, 2, 4, 8) and isinstance(cfg.values_stages, int) and 1 <= cfg.values_stages <= 4)
     if not ok:
@@ -90,7 +91,9 @@ TWO_PASS_TILES = tuple(dict.fromkeys((
     DECODE_TWO_PASS, DecodeTwoPass(stages=1, groups=1), DecodeTwoPass(stages=1, groups=1, values_warps=2),
     DecodeTwoPass(), DecodeTwoPass(stages=1), DecodeTwoPass(stages=1, values_prefetch=1),
     DecodeTwoPass(stages=1, groups=1, values_prefetch=1), DecodeTwoPass(stages=3, groups=1),
-    DecodeTwoPass(stages=1, groups=1, values_n=32), DecodeTwoPass(block_n=128, num_warps=8, values_n=64, stages=1, groups=1))))
+    DecodeTwoPass(stages=1, groups=1, values_n=32), DecodeTwoPass(block_n=128, num_warps=8, values_n=64, stages=1, groups=1),
+    # the next step's record columns asked of the L2 (2026-12-05, not yet timed)
+    DecodeTwoPass(stages=1, groups=1, values_prefetch=2), DecodeTwoPass(stages=1, groups=1, values_warps=2, values_prefetch=2))))
 
 
 # per head count, tuned on the H200 in SM80 mode (`sparse_decode_tune`, `sparse_split_tune`; 64 heads at 2 tokens:
@@ -922,6 +925,19 @@ def _decode_scores_kernel(q_ptr, p_ptr, ml_ptr, err_ptr, swa_ptr, swa_idx_ptr, s
 
 
 @triton.jit
+def _prefetch_groups(cache_ptr, data, scale, valid, db, G: tl.constexpr, NOPE: tl.constexpr, GROUP: tl.constexpr,
+                     PTX: tl.constexpr):
+    """`prefetch_l2` of what values program `db` reads of a block of records: the first and last byte of each of its
+    G column groups (64 code bytes, or the RoPE group's 128 bytes of bf16) and the scale row."""
+    i = tl.arange(0, 2 * G)
+    g = db * G + i // 2
+    start = tl.where(g * GROUP < NOPE, g * GROUP, NOPE + (g * GROUP - NOPE) * 2)
+    last = tl.where(g * GROUP < NOPE, GROUP - 1, 2 * GROUP - 1)
+    prefetch_l2(cache_ptr + data[:, None] + (start + (i % 2) * last)[None, :], valid[:, None] & (i >= 0)[None, :], PTX)
+    prefetch_l2(cache_ptr + scale, valid, PTX)
+
+
+@triton.jit
 def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr, swa_lens_ptr, cmp_ptr, cmp_idx_ptr,
                           cmp_lens_ptr, H, w_pad, n_tiles,
                           n_swa, swa_idx_stride, swa_slots, swa_block_stride,
@@ -947,8 +963,19 @@ def _decode_values_kernel(p_ptr, ml_ptr, sink_ptr, out_ptr, swa_ptr, swa_idx_ptr
     nbc_v = tl.cdiv(nc, VN)                     # steps of VN keys: the compressed ones, then the window ones
     if PREFETCH:
         slots = _block_slots(t, 0, nbc_v, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride, HAS_CMP, VN)
+    if PREFETCH == 2:                           # the offsets of step 0, and the slot ids of step 1
+        nxt = _slot_records(slots, 0 < nbc_v, swa_ptr, swa_slots, swa_block_stride, cmp_ptr, cmp_slots,
+                            cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
+        slots = _block_slots(t, 1, nbc_v, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride, HAS_CMP, VN)
     for u in range(0, tl.maximum(nbc_v + tl.cdiv(ns, VN), 1)):  # >= 1 step (p = 0 there): a NaN sum reaches out
-        if PREFETCH:                            # this step's slot ids came a step ahead; fetch the next step's
+        if PREFETCH == 2:                       # this step's offsets came a step ahead, its slot ids two; the next
+            cache_ptr, data, scale, valid, _bad = nxt   # step's record columns are asked of the L2
+            nxt = _slot_records(slots, u + 1 < nbc_v, swa_ptr, swa_slots, swa_block_stride, cmp_ptr, cmp_slots,
+                                cmp_block_stride, SWA_BLOCK, CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
+            _prefetch_groups(nxt[0], nxt[1], nxt[2], nxt[3], db, G, NOPE, GROUP, not DOT_F32)
+            slots = _block_slots(t, u + 2, nbc_v, nc, ns, swa_idx_ptr, swa_idx_stride, cmp_idx_ptr, cmp_idx_stride,
+                                 HAS_CMP, VN)
+        elif PREFETCH:                          # this step's slot ids came a step ahead; fetch the next step's
             cache_ptr, data, scale, valid, _bad = _slot_records(slots, u < nbc_v, swa_ptr, swa_slots, swa_block_stride,
                                                                 cmp_ptr, cmp_slots, cmp_block_stride, SWA_BLOCK,
                                                                 CMP_BLOCK, DATA_BYTES, SCALE_BYTES, BOUNDS)
