@@ -14,7 +14,7 @@ from .combine import combine_topk_swa_indices_ref
 from .kv_cache import check_error_counter, check_not_meta
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
                                                  attend_block, check_attn_tile, check_common, check_lens, check_range,
-                                                 check_rows, load_chunks, load_heads, sparse_attn_prefill_ref,
+                                                 check_rows, load_chunks, load_heads, prefetch_l2, sparse_attn_prefill_ref,
                                                  store_heads, store_normalized, to_bf16, zero_chunks)
 import torch
 import triton
@@ -22,9 +22,9 @@ import triton.language as tl
 
 # %% auto #0
 __all__ = ['TWO_PASS', 'TWO_PASS_SM86', 'TWO_PASS_SMEM_MIN', 'TWO_PASS_64', 'TWO_PASS_BEFORE', 'TWO_PASS_WIDE', 'PREFILL_TILES',
-           'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL', 'TWO_PASS_VARIANTS', 'TwoPassConfig', 'check_two_pass',
-           'sparse_attn_prefill', 'host_keys_per_token', 'prefill_config', 'fold_tile_stats', 'fresh_prompt_rows',
-           'random_combined_rows', 'mixed_prefill_rows']
+           'SCRATCH_BYTES', 'PREFILL_FUSED_MAX_FILL', 'TWO_PASS_L2', 'TWO_PASS_VARIANTS', 'TwoPassConfig',
+           'check_two_pass', 'sparse_attn_prefill', 'host_keys_per_token', 'prefill_config', 'fold_tile_stats',
+           'fresh_prompt_rows', 'random_combined_rows', 'mixed_prefill_rows']
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #62a3e0d2
 class TwoPassConfig(NamedTuple):
@@ -39,6 +39,8 @@ class TwoPassConfig(NamedTuple):
     values_stages: int = 3
     values_n: int = 0         # keys per step of the values loop (0: block_n); divides block_n
     skip_tail: int = 1        # 1: score programs past a token's length do nothing (0: every tile of W, as before)
+    values_prefetch: int = 0  # 1: the values pass asks the L2 for the next step's rows (`prefetch_l2`; indices a step
+                              # ahead) while this step's are multiplied
 
 
 # The 64-key tile's values pass takes 4 warps under triton 3.6 (8 were 37% slower there, `sparse_prefill_tune`,
@@ -86,10 +88,11 @@ def check_two_pass(config, name: str = "config") -> TwoPassConfig:
     if not (pow2(c.block_n, 16, 128) and pow2(c.block_k, 16, HEAD_DIM) and pow2(c.block_d, 16, HEAD_DIM)
             and pow2(c.block_h, 16, 64) and pow2(c.num_warps, 1, 8) and pow2(c.values_warps, 1, 8)
             and 1 <= c.num_stages <= 5 and 1 <= c.values_stages <= 5
-            and (c.values_n == 0 or pow2(c.values_n, 16, c.block_n)) and c.skip_tail in (0, 1)):
+            and (c.values_n == 0 or pow2(c.values_n, 16, c.block_n)) and c.skip_tail in (0, 1)
+            and c.values_prefetch in (0, 1)):
         raise InputError(f"{name}: block sizes must be powers of two (block_n 16-128, block_k and block_d 16-512, "
                          f"block_h 16-64, values_n 0 or 16-block_n), warps 1-8 (powers of two), stages 1-5, "
-                         f"skip_tail 0 or 1; got {c}")
+                         f"skip_tail and values_prefetch 0 or 1; got {c}")
     return c
 
 
@@ -261,7 +264,8 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
                                H, n_rows, n_idx, idx_stride, w_pad, n_tiles,
                                HAS_LENS: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                                BLOCK_D: tl.constexpr, TILES: tl.constexpr, VN: tl.constexpr, D: tl.constexpr,
-                               DOT_F32: tl.constexpr, BOUNDS: tl.constexpr, EVEN_H: tl.constexpr):
+                               DOT_F32: tl.constexpr, BOUNDS: tl.constexpr, EVEN_H: tl.constexpr,
+                               PREFETCH: tl.constexpr = 0):
     db = tl.program_id(0)
     t = tl.program_id(1).to(tl.int64)
     h = tl.program_id(2) * BLOCK_H + tl.arange(0, BLOCK_H)
@@ -274,10 +278,19 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
     m, inv_l = fold_tile_stats(ml_ptr, row, n_tiles, tmask, sink_ptr, h, hmask, TILES)
     d = db * BLOCK_D + tl.arange(0, BLOCK_D)
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
+    if PREFETCH:                                           # step 0's rows
+        n_valid, n_r, _ = _tile_rows(idx_ptr, t, idx_stride, tl.arange(0, VN), n, n_rows, BOUNDS)
     for js in range(0, tl.maximum(tl.cdiv(n, VN), 1)):   # >= 1 step (p = 0 there): a NaN sum reaches acc
         j = js * VN + tl.arange(0, VN)                     # VN keys of score tile jt
         jt = (js * VN) // BLOCK_N
-        valid, r, _ = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
+        if PREFETCH:        # this step's rows came a step ahead; the next step's are asked of the L2 (first, last column)
+            valid, r = n_valid, n_r
+            n_valid, n_r, _ = _tile_rows(idx_ptr, t, idx_stride, j + VN, n, n_rows, BOUNDS)
+            k2 = tl.arange(0, 2)
+            prefetch_l2(kv_ptr + (n_r * D)[:, None] + (db * BLOCK_D + k2 * (BLOCK_D - 1))[None, :],
+                        n_valid[:, None] & (k2 >= 0)[None, :], not DOT_F32)
+        else:
+            valid, r, _ = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
         p = load_heads(p_ptr + row[:, None] * w_pad + j[None, :], hmask, EVEN_H)
         v = tl.load(kv_ptr + r[:, None] * D + d[None, :], mask=valid[:, None], other=0.0)
         if DOT_F32:
@@ -308,8 +321,8 @@ def _prefill_two_pass(q, kv, indices, sink, lens, scale, out, cfg: TwoPassConfig
                SKIP=bool(cfg.skip_tail), num_warps=cfg.num_warps, num_stages=cfg.num_stages, **consts)
         launch(_sparse_attn_values_kernel, (HEAD_DIM // cfg.block_d, t1 - t0, hb), p, ml, kv, idx, ln, sink,
                out[t0:t1], H, kv.shape[0], W, indices.stride(0), w_pad, n_tiles, BLOCK_D=cfg.block_d,
-               TILES=triton.next_power_of_2(n_tiles), VN=cfg.values_n or BN, num_warps=cfg.values_warps,
-               num_stages=cfg.values_stages, **consts)
+               TILES=triton.next_power_of_2(n_tiles), VN=cfg.values_n or BN, PREFETCH=cfg.values_prefetch,
+               num_warps=cfg.values_warps, num_stages=cfg.values_stages, **consts)
     return out
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #4ecdb516
@@ -557,13 +570,20 @@ def _bench_sparse_prefill(ctx):
 # variations of TWO_PASS the tuning sweep times (the first three also in quick mode): the default without skipping
 # tiles, the wide tiles, the 64-key default before, the 64-key values steps of 100 KB SMs (on 4 and 8 warps),
 # 32-key values steps, wide variants, one field of the default at a time, and two variants of the 64-key tile
+# the values pass asking the L2 for the next step's rows (`values_prefetch`; 2026-12-05, not yet timed), with and
+# without Triton's cp.async pipeline: on 4 warps the 128-key step spills under triton 3.8 (8 bytes; 176-276 without
+# the pipeline), on 8 warps none does (161-215 registers), nor the 64-key step on 4 (247-255)
+TWO_PASS_L2 = (TWO_PASS._replace(values_prefetch=1, values_warps=8),
+               TWO_PASS._replace(values_prefetch=1, values_warps=8, values_stages=1),
+               TWO_PASS_SM86._replace(values_prefetch=1, values_stages=1))
 TWO_PASS_VARIANTS = (TWO_PASS, TWO_PASS_BEFORE, TWO_PASS_WIDE, TWO_PASS_64, TWO_PASS_SM86,
                      TWO_PASS_SM86._replace(values_warps=8), TWO_PASS._replace(values_n=32),
                      TWO_PASS_WIDE._replace(values_n=64), TWO_PASS_WIDE._replace(block_k=64, num_warps=8, num_stages=3),
                      TWO_PASS._replace(block_k=64, num_stages=3), TWO_PASS._replace(values_warps=8),
                      TWO_PASS._replace(values_stages=3), TWO_PASS._replace(block_d=64), TWO_PASS._replace(num_stages=2),
                      TWO_PASS._replace(block_h=32), TWO_PASS._replace(num_warps=8),
-                     TWO_PASS_64._replace(num_stages=2, values_stages=2), TWO_PASS_64._replace(block_n=32))
+                     TWO_PASS_64._replace(num_stages=2, values_stages=2), TWO_PASS_64._replace(block_n=32),
+                     *TWO_PASS_L2)
 
 
 @benchmark("sparse_prefill_tune", "sparse_attn_prefill configurations: fused-kernel tiles and two-pass variants")
@@ -602,7 +622,7 @@ def _sparse_prefill_aot_examples():
         for lens in (None, e(1536)):
             # the named two-pass configs the benchmarks time (TWO_PASS_BEFORE differs only in the scores pass)
             for config in (TWO_PASS, TWO_PASS_SM86, PREFILL_TILES[H], PREFILL_TILES[H]._replace(chains=4),
-                           TWO_PASS_WIDE) + ((TWO_PASS_BEFORE,) if H == 64 else ()):
+                           TWO_PASS_WIDE) + ((TWO_PASS_BEFORE,) + TWO_PASS_L2 if H == 64 else ()):
                 for errors in (None, e(1)) if lens is None else (None,):      # with and without the counter
                     sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
                                         e(1536, 640), sink, lens, config=config, errors=errors)
