@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# The experiments prepared on 2026-12-05 without device time, as four device calls of up to ~9 minutes each (carry
-# [".carry", ".whl"]); PART picks one, in priority order:
+# The experiments prepared on 2026-12-05 without device time, one device call each (carry [".carry", ".whl"]; up to
+# ~9 minutes a call); PART picks one, in priority order (a 30-minute session fits about three):
 #   PART=1  issue 11: exp_decode_chains.sh, the decode rule's tile against AttnTile.chains = 4, prefetch = 3 (records
 #           prefetched into L2) and both, at 1-24 decode tokens (native, SM80 ISA, SM80 ISA under triton 3.8)
 #   PART=2  issue 12: exp_idx_stream.sh, persistent decode-indexer scoring (the package's DECODE_STREAM_TILES among
 #           ~50 variants) against DECODE_F16_256, scores and score + select
-#   PART=3  issue 13: exp_mhc_accs.sh (the seam's projection over 2 or 4 accumulators against the default)
-#   PART=4  the 03e, 03g and 04a GPU tests in both modes (they run all of the new tiles at full size)
+#   PART=3  issue 11: the two-pass prefill's values pass with the next step's rows asked of the L2 (TWO_PASS_L2),
+#           per-pass device times (exp_prefill_split.sh), then the two-pass decode tiles (values_prefetch = 2 among
+#           them) in `sparse_decode_two_pass_tune`, both modes
+#   PART=4  issue 13: exp_mhc_accs.sh (the seam's projection over 2 or 4 accumulators against the default)
+#   PART=5  the 03d, 03e, 03g and 04a GPU tests in both modes (they run all of the new tiles at full size)
 # Usage: OUT=dir PART=n bash bench/results/experiments/exp_prepared_20261205.sh
 cd "$(dirname "$0")/../../.."
 E=bench/results/experiments
 case "${PART:-1}" in
   1) bash $E/exp_decode_chains.sh ;;
   2) bash $E/exp_idx_stream.sh ;;
-  3) bash $E/exp_mhc_accs.sh ;;
-  4) SKIP_CHECK=1 NBS="03e_sparse_decode 03g_indexer 04a_mhc" NB_LIMIT=${NB_LIMIT:-450} bash tools/gpu_run.sh > /dev/null 2>&1
-     grep -E "rc=|NOT PASSED|passed|failed" $OUT/run.log | tail -8
+  3) SPLIT_CONFIGS="default=SP.TWO_PASS;l2 w8=SP.TWO_PASS_L2[0];l2 w8 s1=SP.TWO_PASS_L2[1];sm86=SP.TWO_PASS_SM86;l2 sm86=SP.TWO_PASS_L2[2]" \
+       timeout 240 bash $E/exp_prefill_split.sh
+     SKIP_CHECK=1 BENCH="sparse_decode_two_pass_tune" BENCH_ARGS=--quick BENCH_TIMEOUT=150 bash tools/gpu_run.sh > /dev/null 2>&1
+     grep -E "^\| |triton" $OUT/run.log | cut -c1-200 | head -40
+     rm -rf $OUT/logs $OUT/.lock ;;
+  4) bash $E/exp_mhc_accs.sh ;;
+  5) SKIP_CHECK=1 NBS="03d_sparse_prefill 03e_sparse_decode 03g_indexer 04a_mhc" NB_LIMIT=${NB_LIMIT:-450} \
+       bash tools/gpu_run.sh > /dev/null 2>&1
+     grep -E "rc=|NOT PASSED|passed|failed" $OUT/run.log | tail -10
      rm -rf $OUT/logs $OUT/.lock ;;
 esac
