@@ -247,10 +247,11 @@ def attend_block(qs, ks, valid, m_i, l_i, accs, qk_scale,
 
 @triton.jit
 def prefetch_l2(ptrs, mask, PTX: tl.constexpr):
-    """Ask the L2 for the lines holding `ptrs` where `mask` (`prefetch.global.L2`, sm_80's `CCTL.E.PF2`): nothing
-    waits for them and no register holds them, so a later load of those bytes hits the L2 instead of DRAM. Nothing
-    without PTX (the interpreter)."""
+    """Ask the L2 for the lines holding `ptrs` where `mask` (broadcast to them; `prefetch.global.L2`, sm_80's
+    `CCTL.E.PF2`): nothing waits for them and no register holds them, so a later load of those bytes hits the L2
+    instead of DRAM. Nothing without PTX (the interpreter)."""
     if PTX:
+        ptrs, mask = tl.broadcast(ptrs, mask)
         tl.inline_asm_elementwise("{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.b32 $0, 0; }",
                                   "=r,l,r", [ptrs.to(tl.int64, bitcast=True), mask.to(tl.int32)], dtype=tl.int32,
                                   is_pure=False, pack=1)

@@ -267,8 +267,7 @@ def _prefetch_records(cache_ptr, data, scale, valid, DATA_BYTES: tl.constexpr, P
     """`prefetch_l2` of a block of records: 8 points 82-83 bytes apart from the first to the last byte of each data
     row (so every 128-byte line it touches) and its scale row."""
     k = tl.arange(0, 8)
-    prefetch_l2(cache_ptr + data[:, None] + (k * (DATA_BYTES - 1) // 7)[None, :], valid[:, None] & (k >= 0)[None, :],
-                PTX)
+    prefetch_l2(cache_ptr + data[:, None] + (k * (DATA_BYTES - 1) // 7)[None, :], valid[:, None], PTX)
     prefetch_l2(cache_ptr + scale, valid, PTX)
 
 
@@ -933,7 +932,7 @@ def _prefetch_groups(cache_ptr, data, scale, valid, db, G: tl.constexpr, NOPE: t
     g = db * G + i // 2
     start = tl.where(g * GROUP < NOPE, g * GROUP, NOPE + (g * GROUP - NOPE) * 2)
     last = tl.where(g * GROUP < NOPE, GROUP - 1, 2 * GROUP - 1)
-    prefetch_l2(cache_ptr + data[:, None] + (start + (i % 2) * last)[None, :], valid[:, None] & (i >= 0)[None, :], PTX)
+    prefetch_l2(cache_ptr + data[:, None] + (start + (i % 2) * last)[None, :], valid[:, None], PTX)
     prefetch_l2(cache_ptr + scale, valid, PTX)
 
 

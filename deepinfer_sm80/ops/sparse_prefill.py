@@ -287,8 +287,8 @@ def _sparse_attn_values_kernel(p_ptr, ml_ptr, kv_ptr, idx_ptr, lens_ptr, sink_pt
             valid, r = n_valid, n_r
             n_valid, n_r, _ = _tile_rows(idx_ptr, t, idx_stride, j + VN, n, n_rows, BOUNDS)
             k2 = tl.arange(0, 2)
-            prefetch_l2(kv_ptr + (n_r * D)[:, None] + (db * BLOCK_D + k2 * (BLOCK_D - 1))[None, :],
-                        n_valid[:, None] & (k2 >= 0)[None, :], not DOT_F32)
+            prefetch_l2(kv_ptr + (n_r * D)[:, None] + (db * BLOCK_D + k2 * (BLOCK_D - 1))[None, :], n_valid[:, None],
+                        not DOT_F32)
         else:
             valid, r, _ = _tile_rows(idx_ptr, t, idx_stride, j, n, n_rows, BOUNDS)
         p = load_heads(p_ptr + row[:, None] * w_pad + j[None, :], hmask, EVEN_H)
