@@ -245,8 +245,9 @@ class DecodeTile(NamedTuple):
     ptx: int = 1             # 1: FP8 codes to bf16 with the packed PTX decode (4 codes per few instructions);
                              # 2: to fp16 with the NaN codes folded in, against an fp16 copy of the queries
     persist: int = 0         # > 0 (with ptx 2, one tile, no histogram): this many programs an SM, each walking every
-                             # P-th tile of its request, the next tile loaded before this one's math
-                             # (`_indexer_decode_stream_kernel`); 0: one program a tile
+                             # P-th tile of its request (`_indexer_decode_stream_kernel`); 0: one program a tile
+    queue: int = 1           # with persist: 1 loads the next tile before this one's math and carries it decoded;
+                             # 0 loads each tile at the top of its step
 
 
 DECODE_TILE = DecodeTile(64, 8, 4, 2, 10, 1)     # 512 keys (66 KB of records) per program
@@ -264,11 +265,13 @@ DECODE_F16 = DecodeTile(128, 1, 4, 2, 0, 2)
 # 33.8 against 36.0 / 36.1, native / SM80 ISA; 163 registers, 40 KB of shared memory, three programs an SM).
 DECODE_F16_256 = DecodeTile(256, 1, 4, 2, 0, 2)
 DECODE_DEFAULT = DECODE_F16_256
-# Persistent programs (`persist`) with a one-tile queue carried decoded, as many an SM as registers allow (sm_80, triton
-# 3.6: 168 / 126 / 68 registers, no spills; the tile loop issues 27.4 / 36.5 / 50.6 warp instructions a key against
-# 30.5 for DECODE_F16_256, bench/results/experiments/exp_idx_stream.py --regs). Not yet timed: tune candidates.
-DECODE_STREAM_TILES = (DecodeTile(128, 1, 4, 1, 0, 2, 3), DecodeTile(64, 1, 4, 1, 0, 2, 4),
-                       DecodeTile(32, 1, 4, 1, 0, 2, 6))
+# Persistent programs (`persist`), tune candidates. With a one-tile queue carried decoded (sm_80, triton 3.6: 168 / 126
+# / 68 registers, no spills, 27.4 / 36.5 / 50.6 warp instructions a key against 30.5 for DECODE_F16_256) they lost
+# (bench/results/experiments/idx_stream-*-20261205-0506.json, scores alone at 1 x 512K, native / SM80 ISA: 39.7 /
+# 39.7, 49.7 / 50.1 and 55.9 / 55.5 us against 36.2 / 36.2); without a queue, 128 keys and four programs an SM won by
+# 4% (34.9 / 34.7 us; 16 x 256K 215.7 / 215.5 against 226.1 / 227.1; 64 x 64K tied).
+DECODE_STREAM_TILES = (DecodeTile(128, 1, 4, 1, 0, 2, 4, 0), DecodeTile(128, 1, 4, 1, 0, 2, 3),
+                       DecodeTile(64, 1, 4, 1, 0, 2, 4), DecodeTile(32, 1, 4, 1, 0, 2, 6))
 
 
 @triton.jit
@@ -360,11 +363,11 @@ def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_st
 def _indexer_decode_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, gmax_ptr,
                                   block_stride, K, n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                                   SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr, F32: tl.constexpr,
-                                  WIDE: tl.constexpr, M: tl.constexpr):
+                                  WIDE: tl.constexpr, M: tl.constexpr, QUEUE: tl.constexpr):
     """`DecodeTile.persist`: program (b, p) of P scores tiles p, p + P, ... of request b with the fp16 decode. Its
-    queries, their scale and the head weights are loaded once; each step issues the next tile's loads before this
-    tile's math and decodes that tile after this tile's stores, so the queue crosses the loop edge as fp16 (raw
-    bytes would cross it as single-byte values, repacked with byte permutes for the decode)."""
+    queries, their scale and the head weights are loaded once. With QUEUE each step issues the next tile's loads
+    before this tile's math and decodes that tile after this tile's stores, so the queue crosses the loop edge as fp16
+    (raw bytes would cross it as single-byte values, repacked with byte permutes for the decode)."""
     b = tl.program_id(0).to(tl.int64)
     p = tl.program_id(1)
     step = tl.num_programs(1) * BLOCK_N
@@ -377,13 +380,20 @@ def _indexer_decode_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_
             q = q.to(tl.float32)
         w = tl.load(w_ptr + b * H + hh)
         n = p * BLOCK_N + tl.arange(0, BLOCK_N)
-        codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
-        kt = _f16_keys(codes, F32)
-        for _ in range(p * BLOCK_N, lim, step):
-            cs = scale * inv
-            codes, scale = _key_codes(cache_ptr, bt, n + step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
-            _tile_scores(q, kt, cs, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
+        if QUEUE:
+            codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
             kt = _f16_keys(codes, F32)
+        for _ in range(p * BLOCK_N, lim, step):
+            if QUEUE:
+                cs = scale * inv
+                codes, scale = _key_codes(cache_ptr, bt, n + step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES,
+                                          WIDE)
+                _tile_scores(q, kt, cs, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
+                kt = _f16_keys(codes, F32)
+            else:
+                codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
+                _tile_scores(q, _f16_keys(codes, F32), scale * inv, w, out_ptr + b * out_stride, gmax_ptr,
+                             b * (M + 1), n, lim, K, M)
             n += step
 
 # %% ../../nbs/03g_indexer.ipynb #eda1ecbe
@@ -401,10 +411,11 @@ def _check_decode_tile(config):
     ok = isinstance(config, DecodeTile) and all(isinstance(v, int) and not isinstance(v, bool) for v in config)
     if not ok or any(v <= 0 or v & (v - 1) for v in config[:3]) or config.block_n < 16 or config.num_stages < 1 \
             or config.hist_bits not in (0, 8, 9, 10, 11) or config.ptx not in (0, 1, 2) \
-            or not 0 <= config.persist <= 16 \
+            or not 0 <= config.persist <= 16 or config.queue not in (0, 1) \
             or (config.persist and (config.ptx != 2 or config.tiles != 1 or config.hist_bits)):
         raise InputError(f"config: expected an IndexerTile or a DecodeTile (block_n, tiles, num_warps powers of two, "
-                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0, 1 or 2, persist 0..16, and "
+                         f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0, 1 or 2, persist 0..16, queue "
+                         f"0 or 1, and "
                          f"with persist: ptx 2, one tile, no histogram), got {config!r}")
     return config
 
@@ -429,7 +440,7 @@ def _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, bloc
         sms = 1 if interp else (device_info(q.device).sms or GPUS["a100-80gb"].sms)
         P = max(1, min(triton.cdiv(cap, cfg.block_n), cfg.persist * sms // max(B, 1)))
         launch(_indexer_decode_stream_kernel, (B, P), *args, gmax, k_cache.shape[1], k, cap,
-               WIDE=k_cache.numel() >= 2**31, M=M, **common)
+               WIDE=k_cache.numel() >= 2**31, M=M, QUEUE=cfg.queue, **common)
     else:
         launch(_indexer_decode_hist_kernel, (B, triton.cdiv(cap, cfg.block_n * cfg.tiles)), *args, hist, gmax,
                k_cache.shape[1], k, cap, TILES=cfg.tiles, BITS=max(cfg.hist_bits, 1), PTX=_ptx_mode(cfg),
