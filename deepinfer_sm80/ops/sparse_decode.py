@@ -92,7 +92,7 @@ TWO_PASS_TILES = tuple(dict.fromkeys((
     DecodeTwoPass(), DecodeTwoPass(stages=1), DecodeTwoPass(stages=1, values_prefetch=1),
     DecodeTwoPass(stages=1, groups=1, values_prefetch=1), DecodeTwoPass(stages=3, groups=1),
     DecodeTwoPass(stages=1, groups=1, values_n=32), DecodeTwoPass(block_n=128, num_warps=8, values_n=64, stages=1, groups=1),
-    # the next step's record columns asked of the L2 (2026-12-05, not yet timed)
+    # the next step's record columns asked of the L2 (lost: run 194, 56.9 / 71.8 us at 64 tokens against 48.9 / 52.8)
     DecodeTwoPass(stages=1, groups=1, values_prefetch=2), DecodeTwoPass(stages=1, groups=1, values_warps=2, values_prefetch=2))))
 
 
@@ -106,7 +106,8 @@ DECODE_RULES = {8: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
                      DecodeRule(1 << 62, _T32, 2.0, two_pass=DECODE_TWO_PASS))}
 # The tiles `sparse_decode_tune` and the tests run: the fused kernels' candidates, and the rules' tile with the next
 # block's records prefetched into L2 (`AttnTile.prefetch = 3`, decode only; sm_80: 246 registers against 238, no
-# spills, 58 more loop instructions a key block; not yet timed)
+# spills, 58 more loop instructions a key block). Within 3% of the rules' tile either way at 1-24 tokens (run 191,
+# bench/results/experiments/decode_chains-*-20261205-0504.json): 0.3-0.4 us slower at 1-4 tokens, 0.6-1.1 faster at 24
 DECODE_TILES = CANDIDATE_TILES + (_T32._replace(prefetch=3), _T32._replace(prefetch=3, chains=4))
 FUSED_REDUCE = False            # True: every plan merges its splits in the decode launch (else per rule, `DecodeRule`)
 DECODE_SMEM = 51 * 1024         # shared memory of one decode program, every tile of DECODE_RULES

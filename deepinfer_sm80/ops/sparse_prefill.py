@@ -570,7 +570,8 @@ def _bench_sparse_prefill(ctx):
 # variations of TWO_PASS the tuning sweep times (the first three also in quick mode): the default without skipping
 # tiles, the wide tiles, the 64-key default before, the 64-key values steps of 100 KB SMs (on 4 and 8 warps),
 # 32-key values steps, wide variants, one field of the default at a time, and two variants of the 64-key tile
-# the values pass asking the L2 for the next step's rows (`values_prefetch`; 2026-12-05, not yet timed), with and
+# the values pass asking the L2 for the next step's rows (`values_prefetch`; lost in run 194: 457.5 / 725.2 us at
+# T = 1,536 against 453.1 / 538.6 for the default, native / SM80 ISA, profiler kernel times), with and
 # without Triton's cp.async pipeline: on 4 warps the 128-key step spills under triton 3.8 (8 bytes; 176-276 without
 # the pipeline), on 8 warps none does (161-215 registers), nor the 64-key step on 4 (247-255)
 TWO_PASS_L2 = (TWO_PASS._replace(values_prefetch=1, values_warps=8),
