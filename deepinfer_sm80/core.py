@@ -21,8 +21,8 @@ import triton
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
            'SPILL_EXCEPTIONS', 'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES',
-           'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'InputError',
-           'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability',
+           'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'sm_count',
+           'InputError', 'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability',
            'arrival_counters', 'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples',
            'allow_shared_memory', 'allow_spills', 'allowed_spill', 'recording_for', 'recording', 'launch', 'selftest',
            'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
@@ -153,6 +153,11 @@ def device_info(device: torch.device | str | int | None = None) -> DeviceInfo:
     smem = getattr(p, "shared_memory_per_block_optin", None) or getattr(p, "max_shared_memory_per_block_optin", None)
     return DeviceInfo(p.name, "cuda", cap, p.multi_processor_count, smem, p.total_memory,
                       _match_spec(p.name, cap, p.total_memory / 2**30))
+
+
+def sm_count(device: torch.device | str | int | None) -> int:
+    "SMs of `device` when it is a CUDA device, else an A100's 108 (None, the CPU, `meta`): what launch plans assume."
+    return (device is not None and device_info(device).sms) or GPUS["a100-80gb"].sms
 
 # %% ../nbs/00_core.ipynb #cdc09201
 class InputError(ValueError):

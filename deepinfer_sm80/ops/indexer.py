@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 import torch
 from .. import core as _core
-from ..core import (DSV41, GPUS, InputError, aot_examples, benchmark, check_tensor, device_info, launch,
-                                 select_backend, selftest)
+from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
+                                 selftest, sm_count)
 from .fp8 import (e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_f16, e4m3x4_scaled_bf16,
                                     opaque_bf16)
 from .topk import CPU_TILE as TOPK_CPU_TILE, TopkTile, bound_groups, gpu_tile, _order_key, _run_topk
@@ -437,7 +437,7 @@ def _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, bloc
         launch(_indexer_decode_kernel, (B, triton.cdiv(cap, cfg.block_n)), *args, k_cache.shape[1], cap, **common)
     elif cfg.persist:                   # persist programs an SM (the interpreter counts one SM: every program loops)
         assert hist is None, "a persistent decode tile builds no histogram"
-        sms = 1 if interp else (device_info(q.device).sms or GPUS["a100-80gb"].sms)
+        sms = 1 if interp else sm_count(q.device)
         P = max(1, min(triton.cdiv(cap, cfg.block_n), cfg.persist * sms // max(B, 1)))
         launch(_indexer_decode_stream_kernel, (B, P), *args, gmax, k_cache.shape[1], k, cap,
                WIDE=k_cache.numel() >= 2**31, M=M, QUEUE=cfg.queue, **common)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import torch
-from ..core import GPUS, device_info
+from ..core import sm_count
 from ..core import (allow_spills, check_int, DSV41, InputError, aot_examples, benchmark, check_tensor,
                                  interpreting, launch, select_backend, selftest)
 import triton
@@ -451,8 +451,7 @@ def gpu_tile(R: int, N: int, k: int = DSV41.topk, device=None) -> TopkTile:
     `BATCH_TILE` for other rows of up to 16K entries; `BOUND_TILE` for one longer row, and for up to
     `BOUND_MAX_ROWS` rows of 256K entries or more; `GPU_TILE` otherwise."""
     if N <= 16384:
-        sms = (device is not None and device_info(device).sms) or GPUS["a100-80gb"].sms
-        return ROW_TILE if N > 8192 and k <= 1024 and ROW_TILE_MIN_ROWS <= R <= sms else BATCH_TILE
+        return ROW_TILE if N > 8192 and k <= 1024 and ROW_TILE_MIN_ROWS <= R <= sm_count(device) else BATCH_TILE
     return BOUND_TILE if R == 1 or (R <= BOUND_MAX_ROWS and N >= 1 << 18) else GPU_TILE
 
 
