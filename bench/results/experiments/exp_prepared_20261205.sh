@@ -9,7 +9,9 @@
 #           per-pass device times (exp_prefill_split.sh), then the two-pass decode tiles (values_prefetch = 2 among
 #           them) in `sparse_decode_two_pass_tune`, both modes
 #   PART=4  issue 13: exp_mhc_accs.sh (the seam's projection over 2 or 4 accumulators against the default)
-#   PART=5  the 03d, 03e, 03g and 04a GPU tests in both modes (they run all of the new tiles at full size)
+#   PART=5  the GPU tests, both modes, of every notebook whose code changed since its last GPU pass (00, 01, 03a, 03d,
+#           03e, 03g, 03h, 04a, 04c as of 2026-12-05 06:00; they run all of the new tiles at full size)
+# PARTs 1-4 ran on 2026-12-05 05:04-05:10 (BENCHMARKS runs 191-194); PART 5 found no machine lent that session.
 # Usage: OUT=dir PART=n bash bench/results/experiments/exp_prepared_20261205.sh
 cd "$(dirname "$0")/../../.."
 E=bench/results/experiments
@@ -22,8 +24,9 @@ case "${PART:-1}" in
      grep -E "^\| |triton" $OUT/run.log | cut -c1-200 | head -40
      rm -rf $OUT/logs $OUT/.lock ;;
   4) bash $E/exp_mhc_accs.sh ;;
-  5) SKIP_CHECK=1 NBS="03d_sparse_prefill 03e_sparse_decode 03g_indexer 04a_mhc" NB_LIMIT=${NB_LIMIT:-450} \
+  5) SKIP_CHECK=1 NB_JOBS=16 NBS="03e_sparse_decode 03d_sparse_prefill 03g_indexer 04a_mhc 04c_moe 03h_topk 03a_kv_cache 01_fp8 00_core" \
+       NB_LIMIT=${NB_LIMIT:-500} \
        bash tools/gpu_run.sh > /dev/null 2>&1
-     grep -E "rc=|NOT PASSED|passed|failed" $OUT/run.log | tail -10
+     grep -E "rc=|NOT PASSED|passed|failed" $OUT/run.log | tail -20
      rm -rf $OUT/logs $OUT/.lock ;;
 esac
