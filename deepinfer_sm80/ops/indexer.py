@@ -269,7 +269,8 @@ DECODE_DEFAULT = DECODE_F16_256
 # / 68 registers, no spills, 27.4 / 36.5 / 50.6 warp instructions a key against 30.5 for DECODE_F16_256) they lost
 # (bench/results/experiments/idx_stream-*-20261205-0506.json, scores alone at 1 x 512K, native / SM80 ISA: 39.7 /
 # 39.7, 49.7 / 50.1 and 55.9 / 55.5 us against 36.2 / 36.2); without a queue, 128 keys and four programs an SM won by
-# 4% (34.9 / 34.7 us; 16 x 256K 215.7 / 215.5 against 226.1 / 227.1; 64 x 64K tied).
+# 4% in the experiment's copy of the kernel (34.9 / 34.7 us; 16 x 256K 215.7 / 215.5 against 226.1 / 227.1; 64 x 64K
+# tied); `queue = 0` here is untimed.
 DECODE_STREAM_TILES = (DecodeTile(128, 1, 4, 1, 0, 2, 4, 0), DecodeTile(128, 1, 4, 1, 0, 2, 3),
                        DecodeTile(64, 1, 4, 1, 0, 2, 4), DecodeTile(32, 1, 4, 1, 0, 2, 6))
 
