@@ -11,6 +11,9 @@
 #   PART=4  issue 13: exp_mhc_accs.sh (the seam's projection over 2 or 4 accumulators against the default)
 #   PART=5  the GPU tests, both modes, of every notebook whose code changed since its last GPU pass (00, 01, 03a, 03d,
 #           03e, 03g, 03h, 04a, 04c as of 2026-12-05 06:00; they run all of the new tiles at full size)
+#   PART=6  issue 12: `indexer_decode_tune --quick` natively, in the SM80 ISA and in the SM80 ISA under triton 3.8:
+#           whether the package's no-queue persistent tile (DecodeTile(128, 1, 4, 1, 0, 2, 4, 0)) beats DECODE_F16_256
+#           as the experiment's copy did (run 192: 34.9 / 34.7 against 36.2 us); promote it only if it wins in all three
 # PARTs 1-4 ran on 2026-12-05 05:04-05:10 (BENCHMARKS runs 191-194); PART 5 found no machine lent that session.
 # Usage: OUT=dir PART=n bash bench/results/experiments/exp_prepared_20261205.sh
 cd "$(dirname "$0")/../../.."
@@ -28,5 +31,10 @@ case "${PART:-1}" in
        NB_LIMIT=${NB_LIMIT:-500} \
        bash tools/gpu_run.sh > /dev/null 2>&1
      grep -E "rc=|NOT PASSED|passed|failed" $OUT/run.log | tail -20
+     rm -rf $OUT/logs $OUT/.lock ;;
+  6) SKIP_CHECK=1 BENCH="indexer_decode_tune" BENCH_ARGS=--quick BENCH_TIMEOUT=150 bash tools/gpu_run.sh > /dev/null 2>&1
+     TRITON38=1 MODES=sm80 SKIP_CHECK=1 BENCH="indexer_decode_tune" BENCH_ARGS=--quick BENCH_TIMEOUT=150 \
+       bash tools/gpu_run.sh > /dev/null 2>&1
+     grep -E "^\| (scores )?1x524288 \((256, 1, 4, 2, 0, 2|128, 1, 4, 1, 0, 2, 4, 0)|triton|rc=" $OUT/run.log | cut -c1-160
      rm -rf $OUT/logs $OUT/.lock ;;
 esac
