@@ -386,15 +386,14 @@ def _indexer_decode_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_
             kt = _f16_keys(codes, F32)
         for _ in range(p * BLOCK_N, lim, step):
             if QUEUE:
-                cs = scale * inv
-                codes, scale = _key_codes(cache_ptr, bt, n + step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES,
-                                          WIDE)
-                _tile_scores(q, kt, cs, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
+                cs = scale * inv                # this tile's, before the next tile's load replaces `scale`
+            codes, scale = _key_codes(cache_ptr, bt, n + QUEUE * step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES,
+                                      WIDE)     # QUEUE: the next tile's codes, else this tile's
+            if not QUEUE:
+                kt, cs = _f16_keys(codes, F32), scale * inv
+            _tile_scores(q, kt, cs, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
+            if QUEUE:
                 kt = _f16_keys(codes, F32)
-            else:
-                codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
-                _tile_scores(q, _f16_keys(codes, F32), scale * inv, w, out_ptr + b * out_stride, gmax_ptr,
-                             b * (M + 1), n, lim, K, M)
             n += step
 
 # %% ../../nbs/03g_indexer.ipynb #eda1ecbe
@@ -416,8 +415,7 @@ def _check_decode_tile(config):
             or (config.persist and (config.ptx != 2 or config.tiles != 1 or config.hist_bits)):
         raise InputError(f"config: expected an IndexerTile or a DecodeTile (block_n, tiles, num_warps powers of two, "
                          f"block_n >= 16, num_stages >= 1, hist_bits 0 or 8..11, ptx 0, 1 or 2, persist 0..16, queue "
-                         f"0 or 1, and "
-                         f"with persist: ptx 2, one tile, no histogram), got {config!r}")
+                         f"0 or 1, and with persist: ptx 2, one tile, no histogram), got {config!r}")
     return config
 
 
