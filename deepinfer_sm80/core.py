@@ -20,13 +20,14 @@ import triton
 
 # %% auto #0
 __all__ = ['DSV41', 'GPUS', 'AMPERE_GPUS', 'TEST_GPU', 'SM86_SMEM_LIMIT', 'CTA_SMEM_BUDGET', 'AOT_EXAMPLES', 'SMEM_EXCEPTIONS',
-           'SPILL_EXCEPTIONS', 'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE', 'FUZZ_CASES',
-           'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info', 'sm_count',
-           'InputError', 'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting', 'target_capability',
-           'arrival_counters', 'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples',
-           'allow_shared_memory', 'allow_spills', 'allowed_spill', 'recording_for', 'recording', 'launch', 'selftest',
-           'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded', 'FuzzCase', 'fuzz_case',
-           'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note', 'skip_gpu_cells_without_cuda']
+           'SMEM_TILE_EXCEPTIONS', 'SPILL_EXCEPTIONS', 'SELFTESTS', 'BENCHMARKS', 'TILELANG_PROGRAMS', 'GUARD_BYTE',
+           'FUZZ_CASES', 'GPU_CELL_NOTE', 'KVRecordLayout', 'ModelConstants', 'GpuSpec', 'DeviceInfo', 'device_info',
+           'sm_count', 'InputError', 'UnsupportedDeviceError', 'check_tensor', 'check_int', 'interpreting',
+           'target_capability', 'arrival_counters', 'triton_at_least', 'select_backend', 'LaunchRecord', 'aot_examples',
+           'allow_shared_memory', 'allowed_shared_memory', 'allow_spills', 'allowed_spill', 'recording_for',
+           'recording', 'launch', 'selftest', 'benchmark', 'tilelang_programs', 'package_modules', 'as_bits', 'Guarded',
+           'FuzzCase', 'fuzz_case', 'rel_err', 'bitwise_equal', 'test_device', 'poison_', 'gpu_cell_note',
+           'skip_gpu_cells_without_cuda']
 
 # %% ../nbs/00_core.ipynb #b86cd32c
 @dataclass(frozen=True)
@@ -308,6 +309,7 @@ class LaunchRecord:
 
 AOT_EXAMPLES: list[Callable[[], None]] = []
 SMEM_EXCEPTIONS: dict[str, tuple[int, str]] = {}
+SMEM_TILE_EXCEPTIONS: dict[str, list[tuple[dict, int, str]]] = {}
 SPILL_EXCEPTIONS: dict[str, tuple[int, tuple[int, int], str]] = {}
 
 _TRITON_DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32", torch.float64: "fp64",
@@ -320,11 +322,25 @@ def aot_examples(fn: Callable[[], None]) -> Callable[[], None]:
     return fn
 
 
-def allow_shared_memory(kernel_name: str, nbytes: int, reason: str):
-    "Document why `kernel_name` may use up to `nbytes` of shared memory, above the 48 KB per-CTA budget."
+def allow_shared_memory(kernel_name: str, nbytes: int, reason: str, constexprs: dict | None = None):
+    """Document why `kernel_name` may use up to `nbytes` of shared memory, above the 48 KB per-CTA budget. With
+    `constexprs` (e.g. `{"BLOCK_H": 64}`) the allowance covers only the launches with those values, one tile; the
+    kernel's other launches keep its general allowance."""
     if nbytes > SM86_SMEM_LIMIT:
         raise ValueError(f"{kernel_name}: {nbytes} bytes exceeds the SM86 limit of {SM86_SMEM_LIMIT}")
-    SMEM_EXCEPTIONS[kernel_name] = (nbytes, reason)
+    if constexprs:
+        SMEM_TILE_EXCEPTIONS.setdefault(kernel_name, []).append((dict(constexprs), nbytes, reason))
+    else:
+        SMEM_EXCEPTIONS[kernel_name] = (nbytes, reason)
+
+
+def allowed_shared_memory(kernel_name: str, constexprs: dict) -> int:
+    "Bytes of shared memory the compile gate accepts for one launch of `kernel_name` with these constexprs."
+    n = SMEM_EXCEPTIONS.get(kernel_name, (CTA_SMEM_BUDGET, ""))[0]
+    for want, m, _ in SMEM_TILE_EXCEPTIONS.get(kernel_name, ()):
+        if all(constexprs.get(k) == v for k, v in want.items()):
+            n = max(n, m)
+    return max(n, CTA_SMEM_BUDGET)
 
 
 def allow_spills(kernel_name: str, nbytes: int, before: tuple[int, int], reason: str):
@@ -386,8 +402,12 @@ def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, maxnreg
         names = kernel.arg_names
         dns = set(getattr(kernel, "do_not_specialize", None) or ())
         plain = lambda i: i in dns or names[i] in dns   # `do_not_specialize`: no 1-constant, no alignment hint
-        signature, attrs, consts = {}, {}, dict(constexprs)
-        for i, v in enumerate(args):
+        params = inspect.signature(kernel.fn).parameters
+        is_cx = lambda n: n not in params or "constexpr" in str(params[n].annotation)
+        signature, attrs = {}, {}
+        consts = {n: v for n, v in constexprs.items() if is_cx(n)}
+        # a run-time argument given by name (one after the constexprs, with a default) records as if by position
+        for i, v in list(enumerate(args)) + [(names.index(n), v) for n, v in constexprs.items() if not is_cx(n)]:
             if v is None or (isinstance(v, int) and not isinstance(v, bool) and v == 1 and not plain(i)):
                 consts[names[i]] = v          # Triton specializes None and 1 into constants
                 continue
@@ -395,8 +415,8 @@ def launch(kernel, grid, *args, num_warps: int = 4, num_stages: int = 2, maxnreg
             signature[names[i]] = ty
             if div16 and not plain(i): attrs[(i,)] = [["tt.divisibility", 16]]
         # a constexpr left at its default: Triton compiles with the default, so the record takes it too
-        for n, p in inspect.signature(kernel.fn).parameters.items():
-            if "constexpr" in str(p.annotation) and n not in consts and p.default is not inspect.Parameter.empty:
+        for n, p in params.items():
+            if is_cx(n) and n not in consts and p.default is not inspect.Parameter.empty:
                 consts[n] = p.default
         for k in consts: signature[k] = "constexpr"
         missing = [n for n in names if n not in signature]

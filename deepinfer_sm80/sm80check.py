@@ -81,8 +81,7 @@ def verdict(r: dict) -> list[str]:
     if r["shared"] > core.SM86_SMEM_LIMIT:
         why.append(f"{r['shared']} B shared memory > SM86 limit {core.SM86_SMEM_LIMIT}")
     elif r["shared"] > core.CTA_SMEM_BUDGET:
-        allowed = core.SMEM_EXCEPTIONS.get(r["kernel"])
-        if allowed is None or r["shared"] > allowed[0]:
+        if r["shared"] > core.allowed_shared_memory(r["kernel"], r.get("constexprs", {})):
             why.append(f"{r['shared']} B shared memory > 48 KB budget with no documented reason")
     if r["hopper_only"]:
         why.append(f"Hopper-only PTX: {r['hopper_only']}")
@@ -226,9 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"compiling every recorded kernel launch for {', '.join(f'sm_{c}' for c in TARGETS)} ...", file=sys.stderr, flush=True)
     rows, failures = run_gate(progress=_progress)
     print(format_rows(rows))
-    if core.SMEM_EXCEPTIONS:
+    if core.SMEM_EXCEPTIONS or core.SMEM_TILE_EXCEPTIONS:
         print("\ndocumented shared-memory exceptions:")
         for k, (n, why) in sorted(core.SMEM_EXCEPTIONS.items()): print(f"  {k}: up to {n / 1024:.0f} KB: {why}")
+        for k, tiles in sorted(core.SMEM_TILE_EXCEPTIONS.items()):
+            for want, n, why in tiles: print(f"  {k} with {want}: up to {n / 1024:.0f} KB: {why}")
     old = {k: v for k, v in core.SPILL_EXCEPTIONS.items() if core.allowed_spill(k)}
     if old:
         print(f"\ndocumented spills accepted from triton {triton.__version__}:")
