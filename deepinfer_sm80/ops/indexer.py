@@ -10,13 +10,15 @@ from typing import NamedTuple
 
 import torch
 from .. import core as _core
-from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
-                                 selftest, sm_count)
+from ..core import (DSV41, InputError, aot_examples, benchmark, check_int, check_tensor, launch,
+                                 select_backend, selftest, sm_count)
 from .fp8 import (e4m3_encode_ref, e4m3_scale_exponent_ref, e4m3_to_f32, e4m3x4_f16, e4m3x4_scaled_bf16,
                                     opaque_bf16)
 from .topk import CPU_TILE as TOPK_CPU_TILE, TopkTile, bound_groups, gpu_tile, _order_key, _run_topk
 from .topk import _check_scores as _check_topk_scores, _check_tile as _check_topk_tile
 from .topk import topk_indices, topk_indices_in_pool, topk_indices_ref, topk_indices_in_pool_ref
+from .kv_cache import check_error_counter
+from .topk import MAX_K as TOPK_MAX_K
 import triton
 import triton.language as tl
 
@@ -169,22 +171,33 @@ INDEXER_HEADS = (16, 32, 64)                    # V4.1 has 32 heads, V4 64; deco
 
 @triton.jit
 def _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr,
-               SCALE_BYTES: tl.constexpr, WIDE: tl.constexpr):
-    "Keys n [BLOCK_N] of one request (block-table row `bt_ptr`) -> raw codes [DIM, BLOCK_N] (uint8) and fp32 scales."
+               SCALE_BYTES: tl.constexpr, WIDE: tl.constexpr, n_blocks=None, err_ptr=None):
+    """Keys n [BLOCK_N] of one request (block-table row `bt_ptr`) -> raw codes [DIM, BLOCK_N] (uint8) and fp32 scales.
+    With `n_blocks` (decode), a key whose block id lies outside [0, n_blocks) reads nothing and gets a NaN scale; with
+    `err_ptr` too, such keys are added to it (int32 [1])."""
     ok = n < n_lim
     blk = tl.load(bt_ptr + n // BLOCK_SIZE, mask=ok, other=0)
+    if n_blocks is not None:
+        inside = (blk >= 0) & (blk < n_blocks)
+        if err_ptr is not None:
+            n_bad = tl.sum((ok & ~inside).to(tl.int32), axis=0)
+            tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0, sem="relaxed")
+        ok = ok & inside
     slot = (blk.to(tl.int64) if WIDE else blk) * BLOCK_SIZE + n % BLOCK_SIZE
     codes_off, scale_off = indexer_key_rows(slot, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
     codes = tl.load(cache_ptr + codes_off[None, :] + tl.arange(0, DIM)[:, None], mask=ok[None, :], other=0)
     scale = tl.load((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)), mask=ok, other=0.0)
+    if n_blocks is not None:
+        scale = tl.where(inside, scale, float("nan"))
     return codes, scale
 
 
 @triton.jit
 def _decode_key_tile(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr,
-                     SCALE_BYTES: tl.constexpr, F32: tl.constexpr):
+                     SCALE_BYTES: tl.constexpr, F32: tl.constexpr, n_blocks=None, err_ptr=None):
     "Keys n [BLOCK_N] of one request -> transposed codes [DIM, BLOCK_N] (bf16, or fp32 when F32) and fp32 scales."
-    codes, scale = _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, True)
+    codes, scale = _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, True, n_blocks,
+                              err_ptr)
     kt = e4m3_to_f32(codes)
     if not F32:
         kt = kt.to(tl.bfloat16)
@@ -216,23 +229,25 @@ def _indexer_scores_kernel(q_ptr, w_ptr, pos_ptr, cache_ptr, bt_ptr, out_ptr, n_
     tl.store(out_ptr + tq[:, None] * out_stride + j[None, :], acc, mask=t_ok[:, None] & (j < n_cols)[None, :])
 
 
-@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
+@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap", "n_blocks"])
 def _indexer_decode_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, block_stride,
                            n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
-                           SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr, F32: tl.constexpr):
+                           SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr, F32: tl.constexpr, n_blocks=None,
+                           err_ptr=None):
     b = tl.program_id(0).to(tl.int64)
     n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     lim = tl.minimum(tl.load(lens_ptr + b), n_cap)      # a length beyond the block table reads no further
     if tl.program_id(1) * BLOCK_N < lim:
         kt, scale = _decode_key_tile(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
-                                     SCALE_BYTES, F32)
+                                     SCALE_BYTES, F32, n_blocks, err_ptr)
         hh = tl.arange(0, H)
         q = tl.load(q_ptr + (b * H + hh[:, None]) * DIM + tl.arange(0, DIM)[None, :])
         if F32:
             q = q.to(tl.float32)
         s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                          # [H, BLOCK_N]
         w = tl.load(w_ptr + b * H + hh)
-        tl.store(out_ptr + b * out_stride + n, tl.sum(s * w[:, None], axis=0), mask=n < lim)
+        sc = tl.where(scale == scale, tl.sum(s * w[:, None], axis=0), float("nan"))   # a NaN scale: a NaN score
+        tl.store(out_ptr + b * out_stride + n, sc, mask=n < lim)
 
 # %% ../../nbs/03g_indexer.ipynb #d3c0de02
 class DecodeTile(NamedTuple):
@@ -288,10 +303,11 @@ def _q_f16(q):
 
 @triton.jit
 def _decode_key_tile_ptx(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr,
-                         SCALE_BYTES: tl.constexpr):
+                         SCALE_BYTES: tl.constexpr, n_blocks=None, err_ptr=None):
     """`_decode_key_tile` with the packed PTX decode (bf16, exact for every finite E4M3 code). GPU only. The packed
     decode reads the NaN codes 0x7F/0xFF as +-480, so a key holding one gets a NaN scale, as the exact decode would."""
-    codes, scale = _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, True)
+    codes, scale = _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, True, n_blocks,
+                              err_ptr)
     nan_key = tl.max(((codes & 0x7F) == 0x7F).to(tl.int32), axis=0) != 0
     one = tl.full(codes.shape, 0x3F803F80, tl.int32)           # bf16 pair (1.0, 1.0): the scale comes after the dot
     return e4m3x4_scaled_bf16(codes, one), tl.where(nan_key, float("nan"), scale)
@@ -309,9 +325,10 @@ def _f16_keys(codes, F32: tl.constexpr):
 @triton.jit
 def _tile_scores(q, kt, scale, w, out_ptr, gmax_ptr, g_row, n, lim, K, M: tl.constexpr):
     """One decoded key tile's scores sum_h w_h relu(scale q_h . k) [BLOCK_N], stored at out_ptr + n; with gmax_ptr, the
-    top-k's group maxima (bound path: M >= K groups j mod M, row g_row) raised to them."""
+    top-k's group maxima (bound path: M >= K groups j mod M, row g_row) raised to them. A NaN scale gives a NaN score
+    (whether `tl.maximum` passes a NaN on differs between Tritons)."""
     s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                              # [H, BLOCK_N]
-    sc = tl.sum(s * w[:, None], axis=0)
+    sc = tl.where(scale == scale, tl.sum(s * w[:, None], axis=0), float("nan"))
     tl.store(out_ptr + n, sc, mask=n < lim)
     if gmax_ptr is not None:
         if lim > K:
@@ -320,12 +337,12 @@ def _tile_scores(q, kt, scale, w, out_ptr, gmax_ptr, g_row, n, lim, K, M: tl.con
     return sc
 
 
-@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
+@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap", "n_blocks"])
 def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride,
                                 hist_ptr, gmax_ptr, block_stride, K, n_cap, H: tl.constexpr, DIM: tl.constexpr,
                                 BLOCK_SIZE: tl.constexpr, SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr,
                                 TILES: tl.constexpr, BITS: tl.constexpr, F32: tl.constexpr,
-                                PTX: tl.constexpr, WIDE: tl.constexpr, M: tl.constexpr):
+                                PTX: tl.constexpr, WIDE: tl.constexpr, M: tl.constexpr, n_blocks=None, err_ptr=None):
     b = tl.program_id(0).to(tl.int64)
     start = tl.program_id(1) * (TILES * BLOCK_N)
     lim = tl.minimum(tl.load(lens_ptr + b), n_cap)      # a length beyond the block table reads no further
@@ -342,15 +359,15 @@ def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_st
             n = start + i * BLOCK_N + tl.arange(0, BLOCK_N)
             if PTX == 2:              # fp16 keys times 2^-8 (fp32 on the interpreter), the factors after the dot
                 codes, scale = _key_codes(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
-                                          SCALE_BYTES, WIDE)
+                                          SCALE_BYTES, WIDE, n_blocks, err_ptr)
                 kt = _f16_keys(codes, F32)
                 scale = scale * inv
             elif PTX:
                 kt, scale = _decode_key_tile_ptx(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE,
-                                                 DIM, SCALE_BYTES)
+                                                 DIM, SCALE_BYTES, n_blocks, err_ptr)
             else:
                 kt, scale = _decode_key_tile(cache_ptr, bt_ptr + b * bt_stride, n, lim, block_stride, BLOCK_SIZE, DIM,
-                                             SCALE_BYTES, F32)
+                                             SCALE_BYTES, F32, n_blocks, err_ptr)
             sc = _tile_scores(q, kt, scale, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
             if hist_ptr is not None:
                 counts += tl.histogram((_order_key(sc) >> (32 - BITS)).to(tl.int32), 1 << BITS, mask=n < lim)
@@ -360,11 +377,12 @@ def _indexer_decode_hist_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_st
                               sem="relaxed")
 
 
-@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap"])
+@triton.jit(do_not_specialize=["bt_stride", "out_stride", "n_cap", "n_blocks"])
 def _indexer_decode_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride, out_ptr, out_stride, gmax_ptr,
                                   block_stride, K, n_cap, H: tl.constexpr, DIM: tl.constexpr, BLOCK_SIZE: tl.constexpr,
                                   SCALE_BYTES: tl.constexpr, BLOCK_N: tl.constexpr, F32: tl.constexpr,
-                                  WIDE: tl.constexpr, M: tl.constexpr, QUEUE: tl.constexpr):
+                                  WIDE: tl.constexpr, M: tl.constexpr, QUEUE: tl.constexpr, n_blocks=None,
+                                  err_ptr=None):
     """`DecodeTile.persist`: program (b, p) of P scores tiles p, p + P, ... of request b with the fp16 decode. Its
     queries, their scale and the head weights are loaded once. With QUEUE each step issues the next tile's loads
     before this tile's math and decodes that tile after this tile's stores, so the queue crosses the loop edge as fp16
@@ -382,13 +400,14 @@ def _indexer_decode_stream_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_
         w = tl.load(w_ptr + b * H + hh)
         n = p * BLOCK_N + tl.arange(0, BLOCK_N)
         if QUEUE:
-            codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE)
+            codes, scale = _key_codes(cache_ptr, bt, n, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES, WIDE, n_blocks,
+                                      err_ptr)
             kt = _f16_keys(codes, F32)
         for _ in range(p * BLOCK_N, lim, step):
             if QUEUE:
                 cs = scale * inv                # this tile's, before the next tile's load replaces `scale`
             codes, scale = _key_codes(cache_ptr, bt, n + QUEUE * step, lim, block_stride, BLOCK_SIZE, DIM, SCALE_BYTES,
-                                      WIDE)     # QUEUE: the next tile's codes, else this tile's
+                                      WIDE, n_blocks, err_ptr)     # QUEUE: the next tile's codes, else this tile's
             if not QUEUE:
                 kt, cs = _f16_keys(codes, F32), scale * inv
             _tile_scores(q, kt, cs, w, out_ptr + b * out_stride, gmax_ptr, b * (M + 1), n, lim, K, M)
@@ -425,12 +444,14 @@ def _ptx_mode(cfg: DecodeTile) -> int:
 
 
 def _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k, hist=None,
-                          gmax=None, M=1):
-    "One launch of tile `cfg`'s scoring kernel over every request's whole block table (`scores_out` [B, capacity])."
+                          gmax=None, M=1, errors=None):
+    """One launch of tile `cfg`'s scoring kernel over every request's whole block table (`scores_out` [B, capacity]).
+    Keys in blocks outside the cache read nothing, score NaN and are added to `errors` (int32 [1]) when given."""
     B, cap = scores_out.shape
     interp = _core.interpreting()
     common = dict(H=q.shape[1], DIM=IDX_K.dim, BLOCK_SIZE=block_size, SCALE_BYTES=IDX_K.scale_bytes,
-                  BLOCK_N=cfg.block_n, F32=interp, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+                  BLOCK_N=cfg.block_n, F32=interp, n_blocks=k_cache.shape[0], err_ptr=errors,
+                  num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     args = (q, weights, n_entries, k_cache, block_table, block_table.stride(0), scores_out, scores_out.stride(0))
     if isinstance(cfg, IndexerTile):
         launch(_indexer_decode_kernel, (B, triton.cdiv(cap, cfg.block_n)), *args, k_cache.shape[1], cap, **common)
@@ -480,6 +501,21 @@ def _finish(idx: torch.Tensor, vals: torch.Tensor) -> torch.Tensor:
     return key.sort(1).values.masked_fill_(key.sort(1).values == torch.iinfo(torch.int32).max, -1).to(torch.int32)
 
 
+def _check_decode_metadata(n_entries, block_table, block_size: int, n_blocks: int) -> None:
+    "Host check (one sync): lengths within the block table, and every block a request uses inside the cache."
+    cap = block_table.shape[1] * block_size
+    lo, hi = n_entries.aminmax()
+    used = torch.arange(block_table.shape[1], device=block_table.device)[None, :] * block_size < n_entries[:, None]
+    bad = used & ((block_table < 0) | (block_table >= n_blocks))
+    lo, hi, nbad = torch.stack([lo.long(), hi.long(), bad.sum()]).tolist()
+    if lo < 0 or hi > cap:
+        raise InputError(f"n_entries: expected values in [0, {cap}] (the block table's capacity)")
+    if nbad:
+        r, c = bad.nonzero()[0].tolist()
+        raise InputError(f"block_table[{r}, {c}] = {int(block_table[r, c])}: the blocks a request uses must lie in "
+                         f"[0, {n_blocks}) (the cache's blocks); {nbad} such entries")
+
+
 def indexer_topk_decode(
     q: torch.Tensor,                     # [B, H, 128] bf16 index queries, one decode token per request
     weights: torch.Tensor,               # [B, H] fp32 head weights
@@ -494,11 +530,17 @@ def indexer_topk_decode(
     scores_out: torch.Tensor | None = None,   # optional [B, max_blocks * block_size] fp32 workspace
     config: DecodeTile | IndexerTile | None = None,    # DecodeTile: the histogram kernel; IndexerTile: the first
     topk_config: TopkTile | None = None,      # the selection's tile (default: `topk_indices`' own rule)
+    errors: torch.Tensor | None = None,       # int32 [1]: a GPU call adds the keys it found in bad blocks
+    check_metadata: bool = False,             # a GPU call syncs once and checks lengths and block ids too
 ) -> torch.Tensor:
-    "Each request's best min(k, n_entries) compressed entries over its paged keys, ascending then -1."
+    """Each request's best min(k, n_entries) compressed entries over its paged keys, ascending then -1.
+    On the CPU, or with `check_metadata=True`, a length outside [0, capacity] or a block id outside the cache in the
+    blocks a request uses raises `InputError`. A GPU call does not sync: it clamps lengths to the capacity, and a key in
+    a block outside the cache reads nothing, scores NaN (below every number) and is added to `errors`."""
     if config is not None: _check_decode_tile(config)
     if topk_config is not None: _check_topk_tile(topk_config)
     _check_qw(q, weights)
+    k = check_int("k", k, 1, TOPK_MAX_K)
     B = q.shape[0]
     check_tensor("n_entries", n_entries, dtype=torch.int32, shape=(B,))
     check_indexer_cache("k_cache", k_cache, block_size)
@@ -508,10 +550,10 @@ def indexer_topk_decode(
     if pool is not None:
         check_tensor("pool", pool, dtype=torch.int32, ndim=2)
         if pool.shape[0] != B: raise InputError(f"pool: expected {B} rows, got {pool.shape[0]}")
-    backend = select_backend(q, weights, n_entries, k_cache, block_table, pool, scores_out)
-    if backend in ("torch", "interpreter") and B:
-        if int(n_entries.min()) < 0 or int(n_entries.max()) > cap:
-            raise InputError(f"n_entries: expected values in [0, {cap}] (the block table's capacity)")
+    check_error_counter(errors)
+    backend = select_backend(q, weights, n_entries, k_cache, block_table, pool, scores_out, errors)
+    if B and (backend in ("torch", "interpreter") or (check_metadata and backend != "record")):
+        _check_decode_metadata(n_entries, block_table, block_size, k_cache.shape[0])
     if backend == "torch":
         out = torch.full((B, k), -1, dtype=torch.int32, device=q.device)
         for b in range(B):
@@ -528,7 +570,8 @@ def indexer_topk_decode(
     else:
         check_tensor("scores_out", scores_out, dtype=torch.float32, shape=(B, cap))
     if B and isinstance(cfg, IndexerTile):
-        _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k)
+        _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k,
+                              errors=errors)
     elif B and cap:
         topk_tile = topk_config or (TOPK_CPU_TILE if _core.interpreting() else gpu_tile(B, cap, k, q.device))
         # the bound pays off only when the row needs more than one selection program
@@ -540,7 +583,7 @@ def indexer_topk_decode(
             _check_topk_scores(scores_out, n_entries, k)
             gmax = torch.full((B, M + 1), -2**31, dtype=torch.int32, device=q.device)
         _launch_decode_scores(cfg, q, weights, n_entries, k_cache, block_table, block_size, scores_out, k, hist, gmax,
-                              max(M, 1))
+                              max(M, 1), errors)
         if hist is not None or gmax is not None:
             out = torch.empty(B, k, dtype=torch.int32, device=q.device)
             return _run_topk(scores_out, n_entries, k, None, 1, out, topk_tile, hist=hist, gmax=gmax)
@@ -711,6 +754,7 @@ def indexer_topk_prefill(
     _check_tile(cfg.tile)
     _check_qw(q, weights)
     _check_ratio(ratio)
+    k = check_int("k", k, 1, TOPK_MAX_K)
     T = q.shape[0]
     check_tensor("positions", positions, dtype=(torch.int32, torch.int64), shape=(T,))
     check_indexer_cache("k_cache", k_cache, block_size)
@@ -749,8 +793,9 @@ def indexer_topk_prefill(
                                   pool, pool_block, chunk, cfg.tile, record)
     if record:
         return out
-    small = n_row <= k
-    return torch.where(small[:, None], _select_all(n_row.to(torch.int32), k), out)
+    if pool is not None:               # a pool restricts short rows too: the selection above already did
+        return out
+    return torch.where((n_row <= k)[:, None], _select_all(n_row.to(torch.int32), k), out)
 
 # %% ../../nbs/03g_indexer.ipynb #8b145cac
 from ..core import rel_err
@@ -813,6 +858,11 @@ def _indexer_aot_examples():
     indexer_topk_decode(q, torch.empty(1, 32, device=meta), torch.empty(1, dtype=torch.int32, device=meta),
                         torch.empty(1 << 18, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
                         torch.empty(1, 1 << 13, dtype=torch.int32, device=meta), B)
+    for cfg in (None, DECODE_STREAM_TILES[0]):                               # with the bad-block counter
+        indexer_topk_decode(q, torch.empty(1, 32, device=meta), torch.empty(1, dtype=torch.int32, device=meta),
+                            torch.empty(1 << 14, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
+                            torch.empty(1, 1 << 13, dtype=torch.int32, device=meta), B, config=cfg,
+                            errors=torch.empty(1, dtype=torch.int32, device=meta))
 
 
 @benchmark("indexer_decode", "indexer_topk_decode: one token per request over N paged 132-byte keys, top-512")
@@ -871,7 +921,7 @@ from .topk import MAX_K as TOPK_MAX_K
 
 
 @fuzz_case("indexer_decode", "indexer_topk_decode: ragged requests, 16-64 heads, pools, level and bound selections, "
-           "lengths beyond the block table")
+           "lengths beyond the block table, blocks outside the cache")
 def _indexer_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
     B, H, bs = rng.choice([0, 1, 2, 3]), rng.choice([16, 32, 32, 64]), rng.choice([16, 64])
     blocks = rng.choice([1, 3, 9, 40])
@@ -888,6 +938,13 @@ def _indexer_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
         r = rng.randrange(B)
         n[r] = rng.choice([-1, cap + 1, cap + 1000, 2**31 - 1])
         what.append(f"n[{r}]={int(n[r])}")
+    bad = torch.zeros(B, blocks, dtype=torch.bool)
+    if B and not what and rng.random() < 0.2:                                  # blocks outside the cache
+        for _ in range(rng.choice([1, 2])):
+            r = rng.randrange(B)
+            c = rng.randrange(max(1, triton.cdiv(int(n[r]), bs)))
+            bt[r, c] = rng.choice([-1, -2**31, cache.shape[0], cache.shape[0] + 5, 2**31 - 1])
+            bad[r, c] = True
     n = n.to(device)
     q = torch.randn(B, H, 128, generator=g).bfloat16().to(device)
     w = indexer_weights_ref(torch.randn(B, H, generator=g)).to(device)
@@ -903,7 +960,7 @@ def _indexer_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
 
     def call(errors=None, check_metadata=False):
         sel = indexer_topk_decode(q, w, n, cache, bt, bs, k, pool=pool, scores_out=ws.inner, config=cfg,
-                                  topk_config=tk)
+                                  topk_config=tk, errors=errors, check_metadata=check_metadata)
         for b in range(B if not what else 0):      # the selection: what the reference picks from the kernel's scores
             s = ws.inner[b:b + 1, :int(n[b])]
             want = topk_indices_ref(s, k) if pool is None else topk_indices_in_pool_ref(s, pool[b:b + 1], k, None, 8)
@@ -912,18 +969,24 @@ def _indexer_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
         return sel
 
     def kernel(errors=None):
-        if what and select_backend(q, cache) != "triton":
-            return None                            # the CPU paths refuse these lengths before any launch
-        return call()
+        if (what or bad.any()) and select_backend(q, cache) != "triton":
+            if what:
+                return None                        # the CPU paths refuse these lengths before any launch
+            tile = cfg or (DECODE_DEFAULT if H <= 32 else DECODE_F16)      # bad blocks: the scoring launch alone
+            return _launch_decode_scores(tile, q, w, n, cache, bt, bs, ws.inner, k, errors=errors)
+        return call(errors)
 
     def reference(bufs, errors):
         for b in range(B if not what else 0):
-            keys = gather_indexer_k_ref(cache, bt[b], int(n[b]), bs).double()
-            bufs["scores"][b, :int(n[b])] = (torch.relu(q[b].double() @ keys.T) * w[b].double()[:, None]).sum(0).float()
+            keys = gather_indexer_k_ref(cache, bt[b].clamp(0, cache.shape[0] - 1), int(n[b]), bs).double()
+            sc = (torch.relu(q[b].double() @ keys.T) * w[b].double()[:, None]).sum(0).float()
+            lost = bad[b].repeat_interleave(bs)[:int(n[b])].to(sc.device)   # keys in bad blocks: NaN, counted
+            bufs["scores"][b, :int(n[b])] = sc.masked_fill(lost, float("nan"))
+            errors += int(lost.sum())
 
     return FuzzCase(f"B={B} H={H} block_size={bs} cap={cap} k={k} pool={None if pool is None else tuple(pool.shape)} "
-                    f"config={cfg} topk_config={tk} {' '.join(what)}", {"scores": ws}, call, kernel, reference,
-                    consistent=not what, compare=not what, tolerance={"scores": 5e-3}, counter=False)
+                    f"config={cfg} topk_config={tk} {' '.join(what)} bad blocks={int(bad.sum())}", {"scores": ws}, call, kernel, reference,
+                    consistent=not what and not bad.any(), compare=not what, tolerance={"scores": 5e-3})
 
 # %% ../../nbs/03g_indexer.ipynb #e9a1c004
 @aot_examples
