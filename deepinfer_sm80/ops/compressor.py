@@ -11,9 +11,10 @@ from typing import NamedTuple
 
 import torch
 from .. import core as _core
-from ..core import (DSV41, InputError, aot_examples, benchmark, check_tensor, launch, select_backend,
-                                 selftest)
-from .kv_cache import KV, check_record_cache, quantize_and_insert_k_cache_ref, quantize_and_insert_k_cache
+from ..core import (DSV41, InputError, aot_examples, benchmark, check_int, check_tensor, launch,
+                                 select_backend, selftest)
+from .kv_cache import (KV, check_error_counter, check_record_cache, quantize_and_insert_k_cache_ref,
+                                         quantize_and_insert_k_cache)
 from .indexer import IDX_K, check_indexer_cache, insert_indexer_k_ref, quantize_indexer_k_ref
 import triton
 import triton.language as tl
@@ -158,6 +159,8 @@ def _check_compress_args(kv, score, query_start_loc, req_ids, state, spec, norm_
         check_tensor("bias", bias, dtype=(torch.float32, torch.bfloat16), shape=(spec.ratio, spec.width))
     if not isinstance(state, CompressorState) or state.spec != spec:
         raise InputError(f"state: expected a CompressorState of {spec}, got {getattr(state, 'spec', state)!r}")
+    if R and not state.n_tokens.numel():
+        raise InputError(f"state: no rows for {R} requests")
     if not host:
         return None, None
     qsl = query_start_loc.tolist()
@@ -319,13 +322,13 @@ def _store_record_132(x, cache_ptr, slot, block_stride, BLOCK_SIZE: tl.constexpr
     tl.store((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)), ((e + 127) << 23).to(tl.float32, bitcast=True))
 
 
-@triton.jit(do_not_specialize=["row_stride", "tail_stride", "bt_stride", "eps"])
+@triton.jit(do_not_specialize=["row_stride", "tail_stride", "bt_stride", "eps", "bt_cols", "num_blocks", "n_pos"])
 def _compress_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, tail_kv_ptr, tail_score_ptr,
                      tail_stride, bias_ptr, norm_ptr, eps, cos_sin_ptr, cache_ptr, bt_ptr, bt_stride, block_stride,
-                     latent_ptr, entry_ptr, RATIO: tl.constexpr, SPAN: tl.constexpr, KEEP: tl.constexpr,
-                     D: tl.constexpr, W: tl.constexpr, OVERLAP: tl.constexpr, HAS_SCORE: tl.constexpr,
-                     HAS_BIAS: tl.constexpr, RECORD: tl.constexpr, BLOCK_SIZE: tl.constexpr,
-                     SCALE_FLOOR: tl.constexpr, RNE: tl.constexpr):
+                     latent_ptr, entry_ptr, err_ptr, bt_cols, num_blocks, n_pos, RATIO: tl.constexpr,
+                     SPAN: tl.constexpr, KEEP: tl.constexpr, D: tl.constexpr, W: tl.constexpr,
+                     OVERLAP: tl.constexpr, HAS_SCORE: tl.constexpr, HAS_BIAS: tl.constexpr, RECORD: tl.constexpr,
+                     BLOCK_SIZE: tl.constexpr, SCALE_FLOOR: tl.constexpr, RNE: tl.constexpr):
     b = tl.program_id(1)                  # request (grid axis 1: at most 65,535 requests)
     a = tl.load(qsl_ptr + b)
     L = tl.load(qsl_ptr + b + 1) - a
@@ -355,12 +358,20 @@ def _compress_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, 
         t = (a + (j + 1) * RATIO - 1 - n0).to(tl.int64)                     # the token that closes entry j
         tl.store(latent_ptr + t * D + d, lat)
         tl.store(entry_ptr + t, j.to(tl.int64))
-        x = _to_bf16(_rope_pairs(lat.to(tl.float32), cos_sin_ptr, j * RATIO, D, 64), RNE).to(tl.float32)
-        slot = tl.load(bt_ptr + b.to(tl.int64) * bt_stride + j // BLOCK_SIZE).to(tl.int64) * BLOCK_SIZE + j % BLOCK_SIZE
-        if RECORD == 584:
-            _store_record_584(x, cache_ptr, slot, block_stride, BLOCK_SIZE, 448, 64, 576, 8, SCALE_FLOOR)
-        else:
-            _store_record_132(x, cache_ptr, slot, block_stride, BLOCK_SIZE, SCALE_FLOOR)
+        # a record whose block-table column, block or RoPE position lies outside the table, the cache or the RoPE
+        # table is not written and counted in err_ptr (the latent is)
+        in_table = (j >= 0) & (j // BLOCK_SIZE < bt_cols) & (j * RATIO < n_pos)
+        blk = tl.load(bt_ptr + b.to(tl.int64) * bt_stride + j // BLOCK_SIZE, mask=in_table, other=-1).to(tl.int64)
+        rec_ok = in_table & (blk >= 0) & (blk < num_blocks)
+        if err_ptr is not None:
+            tl.atomic_add(err_ptr, 1, mask=rec_ok == 0)
+        if rec_ok:
+            x = _to_bf16(_rope_pairs(lat.to(tl.float32), cos_sin_ptr, j * RATIO, D, 64), RNE).to(tl.float32)
+            slot = blk * BLOCK_SIZE + j % BLOCK_SIZE
+            if RECORD == 584:
+                _store_record_584(x, cache_ptr, slot, block_stride, BLOCK_SIZE, 448, 64, 576, 8, SCALE_FLOOR)
+            else:
+                _store_record_132(x, cache_ptr, slot, block_stride, BLOCK_SIZE, SCALE_FLOOR)
 
 
 @triton.jit
@@ -409,10 +420,12 @@ def _store_records_132(x, ok, cache_ptr, slot, block_stride, BLOCK_SIZE: tl.cons
              ((e + 127) << 23).to(tl.float32, bitcast=True), mask=ok)
 
 
-@triton.jit(do_not_specialize=["bt_stride", "eps"])     # the row strides stay specialised: 16-byte row loads
+# the row strides stay specialised (not in do_not_specialize): 16-byte row loads
+@triton.jit(do_not_specialize=["bt_stride", "eps", "n_out", "n_state", "bt_cols", "num_blocks", "n_pos"])
 def _compress_rows_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, eoff_ptr, tail_kv_ptr,
                           tail_score_ptr, tail_stride, bias_ptr, norm_ptr, eps, cos_sin_ptr, cache_ptr, bt_ptr,
-                          bt_stride, block_stride, latent_ptr, out_req_ptr, out_entry_ptr, RATIO: tl.constexpr,
+                          bt_stride, block_stride, latent_ptr, out_req_ptr, out_entry_ptr, err_ptr, n_out, n_state,
+                          bt_cols, num_blocks, n_pos, RATIO: tl.constexpr,
                           SPAN: tl.constexpr, KEEP: tl.constexpr, D: tl.constexpr, W: tl.constexpr,
                           OVERLAP: tl.constexpr, HAS_SCORE: tl.constexpr, HAS_BIAS: tl.constexpr,
                           RECORD: tl.constexpr, BLOCK_SIZE: tl.constexpr, SCALE_FLOOR: tl.constexpr,
@@ -421,10 +434,12 @@ def _compress_rows_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_
     a = tl.load(qsl_ptr + b)
     L = tl.load(qsl_ptr + b + 1) - a
     i = tl.load(req_ptr + b)
-    n0 = tl.load(ntok_ptr + i)
+    # a state row outside the state or a negative token count: no entries (the state kernel counts the request)
+    row_ok = (i >= 0) & (i < n_state)
+    n0 = tl.load(ntok_ptr + tl.where(row_ok, i, 0))
     j0 = n0 // RATIO
-    n_e = (n0 + L) // RATIO - j0          # entries this request's chunk closes
-    if tl.program_id(0) * BLOCK_E < n_e:
+    n_e = tl.where(n0 >= 0, (n0 + L) // RATIO - j0, 0)     # entries this request's chunk closes
+    if row_ok & (tl.program_id(0) * BLOCK_E < n_e):
         e = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
         ok = e < n_e
         j = j0 + e
@@ -475,59 +490,80 @@ def _compress_rows_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_
         var = tl.sum(pooled * pooled, axis=1) / D
         lat = _to_bf16(pooled * tl.rsqrt(var + eps)[:, None] * tl.load(norm_ptr + d).to(tl.float32)[None, :], RNE)
         r = (tl.load(eoff_ptr + b) + e).to(tl.int64)                       # compact output row
-        tl.store(latent_ptr + r[:, None] * D + d[None, :], lat, mask=ok[:, None])
-        tl.store(out_req_ptr + r, b.to(tl.int64) + tl.zeros([BLOCK_E], tl.int64), mask=ok)
-        tl.store(out_entry_ptr + r, j.to(tl.int64), mask=ok)
-        x = _to_bf16(_rope_pairs_rows(lat.to(tl.float32), cos_sin_ptr, j * RATIO, ok, BLOCK_E, D, 64),
+        # an entry whose output row lies outside the outputs, or whose block-table column, block or RoPE position
+        # lies outside the table, the cache or the RoPE table, is not written there and counted once in err_ptr
+        out_ok = ok & (r >= 0) & (r < n_out)
+        tl.store(latent_ptr + r[:, None] * D + d[None, :], lat, mask=out_ok[:, None])
+        tl.store(out_req_ptr + r, b.to(tl.int64) + tl.zeros([BLOCK_E], tl.int64), mask=out_ok)
+        tl.store(out_entry_ptr + r, j.to(tl.int64), mask=out_ok)
+        in_table = ok & (j // BLOCK_SIZE < bt_cols) & (j < (n_pos + RATIO - 1) // RATIO)    # j >= 0 (n0 >= 0)
+        x = _to_bf16(_rope_pairs_rows(lat.to(tl.float32), cos_sin_ptr, j * RATIO, in_table, BLOCK_E, D, 64),
                      RNE).to(tl.float32)
-        blk = tl.load(bt_ptr + b.to(tl.int64) * bt_stride + j // BLOCK_SIZE, mask=ok, other=0)
-        slot = blk.to(tl.int64) * BLOCK_SIZE + j % BLOCK_SIZE
+        blk = tl.load(bt_ptr + b.to(tl.int64) * bt_stride + j // BLOCK_SIZE, mask=in_table, other=-1).to(tl.int64)
+        rec_ok = in_table & (blk >= 0) & (blk < num_blocks)
+        if err_ptr is not None:
+            n_bad = tl.sum((ok & ((out_ok & rec_ok) == 0)).to(tl.int32), axis=0)
+            tl.atomic_add(err_ptr, n_bad, mask=n_bad > 0)
+        slot = blk * BLOCK_SIZE + j % BLOCK_SIZE
         if RECORD == 584:
-            _store_records_584(x, ok, cache_ptr, slot, block_stride, BLOCK_E, BLOCK_SIZE, 448, 64, 576, 8,
+            _store_records_584(x, rec_ok, cache_ptr, slot, block_stride, BLOCK_E, BLOCK_SIZE, 448, 64, 576, 8,
                                SCALE_FLOOR)
         else:
-            _store_records_132(x, ok, cache_ptr, slot, block_stride, BLOCK_SIZE, SCALE_FLOOR)
+            _store_records_132(x, rec_ok, cache_ptr, slot, block_stride, BLOCK_SIZE, SCALE_FLOOR)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["n_state"])
 def _compress_state_kernel(kv_ptr, score_ptr, row_stride, qsl_ptr, req_ptr, ntok_ptr, tail_kv_ptr, tail_score_ptr,
-                           tail_stride, KEEP: tl.constexpr, W: tl.constexpr, HAS_SCORE: tl.constexpr):
+                           tail_stride, err_ptr, n_state, KEEP: tl.constexpr, W: tl.constexpr,
+                           HAS_SCORE: tl.constexpr):
     b = tl.program_id(0)
     a = tl.load(qsl_ptr + b)
     L = tl.load(qsl_ptr + b + 1) - a
     i = tl.load(req_ptr + b)
-    n0 = tl.load(ntok_ptr + i)
-    c = tl.arange(0, W)
-    base = i.to(tl.int64) * tail_stride
-    for r in range(KEEP):                     # ascending: row r reads row r + L, which is rewritten later
-        p = n0 + L - KEEP + r
-        if p >= n0:
-            src = (a + p - n0).to(tl.int64) * row_stride + c
-            kv = tl.load(kv_ptr + src)
-            sc = tl.load(score_ptr + src) if HAS_SCORE else tl.zeros([W], tl.float32)
-        else:
-            src = base + (r + L).to(tl.int64) * W + c
-            kv = tl.load(tail_kv_ptr + src)
-            sc = tl.load(tail_score_ptr + src)
-        tl.store(tail_kv_ptr + base + r * W + c, kv)
-        tl.store(tail_score_ptr + base + r * W + c, sc)
-    tl.store(ntok_ptr + i, n0 + L)
+    row_ok = (i >= 0) & (i < n_state)
+    n0 = tl.load(ntok_ptr + i, mask=row_ok, other=0)
+    # a state row outside the state, a negative token count or chunk length: the request is skipped, counted once
+    ok = row_ok & (n0 >= 0) & (L >= 0)
+    if err_ptr is not None:
+        tl.atomic_add(err_ptr, 1, mask=ok == 0)
+    if ok:
+        c = tl.arange(0, W)
+        base = i.to(tl.int64) * tail_stride
+        for r in range(KEEP):                 # ascending: row r reads row r + L, which is rewritten later
+            p = n0 + L - KEEP + r
+            if p >= n0:
+                src = (a + p - n0).to(tl.int64) * row_stride + c
+                kv = tl.load(kv_ptr + src)
+                sc = tl.load(score_ptr + src) if HAS_SCORE else tl.zeros([W], tl.float32)
+            else:
+                src = base + (r + L).to(tl.int64) * W + c
+                kv = tl.load(tail_kv_ptr + src)
+                sc = tl.load(tail_score_ptr + src)
+            tl.store(tail_kv_ptr + base + r * W + c, kv)
+            tl.store(tail_score_ptr + base + r * W + c, sc)
+        tl.store(ntok_ptr + i, n0 + L)
 
 
-@triton.jit(do_not_specialize=["eps", "bt_stride"])
+@triton.jit(do_not_specialize=["eps", "bt_stride", "n_req", "bt_cols", "num_blocks", "n_pos"])
 def _indexer_key_kernel(k_ptr, norm_ptr, eps, entry_ptr, req_ptr, cos_sin_ptr, cache_ptr, bt_ptr, bt_stride,
-                        block_stride, RATIO: tl.constexpr, BLOCK_SIZE: tl.constexpr, SCALE_FLOOR: tl.constexpr,
-                        RNE: tl.constexpr):
+                        block_stride, err_ptr, n_req, bt_cols, num_blocks, n_pos, RATIO: tl.constexpr,
+                        BLOCK_SIZE: tl.constexpr, SCALE_FLOOR: tl.constexpr, RNE: tl.constexpr):
     e = tl.program_id(0).to(tl.int64)
-    d = tl.arange(0, 128)
-    x = tl.load(k_ptr + e * 128 + d).to(tl.float32)
-    var = tl.sum(x * x, axis=0) / 128
-    x = _to_bf16(x * tl.rsqrt(var + eps) * tl.load(norm_ptr + d).to(tl.float32), RNE).to(tl.float32)
-    j = tl.load(entry_ptr + e)
-    b = tl.load(req_ptr + e)
-    x = _to_bf16(_rope_pairs(x, cos_sin_ptr, j * RATIO, 128, 64), RNE).to(tl.float32)
-    slot = tl.load(bt_ptr + b * bt_stride + j // BLOCK_SIZE).to(tl.int64) * BLOCK_SIZE + j % BLOCK_SIZE
-    _store_record_132(x, cache_ptr, slot, block_stride, BLOCK_SIZE, SCALE_FLOOR)
+    j = tl.load(entry_ptr + e).to(tl.int64)
+    b = tl.load(req_ptr + e).to(tl.int64)
+    # an entry outside the block table, the cache or the RoPE table is skipped and counted in err_ptr
+    in_table = (b >= 0) & (b < n_req) & (j >= 0) & (j // BLOCK_SIZE < bt_cols) & (j * RATIO < n_pos)
+    blk = tl.load(bt_ptr + b * bt_stride + j // BLOCK_SIZE, mask=in_table, other=-1).to(tl.int64)
+    ok = in_table & (blk >= 0) & (blk < num_blocks)
+    if err_ptr is not None:
+        tl.atomic_add(err_ptr, 1, mask=ok == 0)
+    if ok:
+        d = tl.arange(0, 128)
+        x = tl.load(k_ptr + e * 128 + d).to(tl.float32)
+        var = tl.sum(x * x, axis=0) / 128
+        x = _to_bf16(x * tl.rsqrt(var + eps) * tl.load(norm_ptr + d).to(tl.float32), RNE).to(tl.float32)
+        x = _to_bf16(_rope_pairs(x, cos_sin_ptr, j * RATIO, 128, 64), RNE).to(tl.float32)
+        _store_record_132(x, cache_ptr, blk * BLOCK_SIZE + j % BLOCK_SIZE, block_stride, BLOCK_SIZE, SCALE_FLOOR)
 
 # %% ../../nbs/03f_compressor.ipynb #dbbfc0cf
 def _check_cache_for(spec, k_cache, block_table, block_size, n_req):
@@ -678,27 +714,45 @@ def _compress_consts(spec, has_score, bias, block_size) -> dict:
                 RNE=_core.interpreting())
 
 
-def _launch_state(kv, score, query_start_loc, req_ids, state, spec, any_tokens) -> None:
-    "The carried rows (and token counts) each request keeps for its next call."
+def _launch_state(kv, score, query_start_loc, req_ids, state, spec, any_tokens, errors=None) -> None:
+    "The carried rows (and token counts) each request keeps for its next call; a bad request is skipped, counted."
     if any_tokens:
         launch(_compress_state_kernel, (req_ids.numel(),), kv, kv if score is None else score, kv.stride(0),
                query_start_loc, req_ids, state.n_tokens, state.kv, state.score, max(spec.keep, 1) * spec.width,
-               KEEP=spec.keep, W=spec.width, HAS_SCORE=score is not None, num_warps=4, num_stages=1)
+               errors, state.n_tokens.numel(), KEEP=spec.keep, W=spec.width, HAS_SCORE=score is not None,
+               num_warps=4, num_stages=1)
 
 
 def _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache, block_table,
-                 block_size, bias, cfg, eoff, most, lmax, out: CompressedEntries) -> None:
+                 block_size, bias, cfg, eoff, most, lmax, out: CompressedEntries, errors=None) -> None:
     """The launches of one step, no host work: entries into `out` (rows from each request's offset `eoff`, at most
-    `most` per request), then the carried rows. `compress_and_insert` checks and plans; a benchmark can time this."""
+    `most` per request), then the carried rows. `compress_and_insert` checks and plans; a benchmark can time this.
+    Nothing is written outside `out`, the state rows and the cache: what would be is skipped and added to `errors`."""
     R = req_ids.numel()
     if R and most:
         launch(_compress_rows_kernel, (triton.cdiv(most, cfg.block_e), R), kv, kv if score is None else score,
                kv.stride(0), query_start_loc, req_ids, state.n_tokens, eoff, state.kv, state.score,
                max(spec.keep, 1) * spec.width, bias, norm_weight, float(eps), cos_sin, k_cache, block_table,
-               block_table.stride(0), k_cache.shape[1], out.latent, out.req, out.entry, BLOCK_E=cfg.block_e,
+               block_table.stride(0), k_cache.shape[1], out.latent, out.req, out.entry, errors, out.entry.numel(),
+               state.n_tokens.numel(), block_table.shape[1], k_cache.shape[0], cos_sin.shape[0], BLOCK_E=cfg.block_e,
                UNROLL=cfg.unroll if cfg.unroll > 1 else None,
                num_warps=cfg.num_warps, num_stages=1, **_compress_consts(spec, score is not None, bias, block_size))
-    _launch_state(kv, score, query_start_loc, req_ids, state, spec, R and lmax)
+    _launch_state(kv, score, query_start_loc, req_ids, state, spec, R and lmax, errors)
+
+
+def _launch_v1(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache, block_table,
+               block_size, bias, cfg, lmax, latent, entry, errors=None) -> None:
+    """The launches of `COMPRESS_V1`, no host work: each entry's latent and index at its closing token's row of
+    `latent` [T, head_dim] and `entry` [T], then the carried rows; records outside the cache are skipped, counted."""
+    R = req_ids.numel()
+    if R and lmax:
+        launch(_compress_kernel, (triton.cdiv(lmax, spec.ratio), R), kv, kv if score is None else score,
+               kv.stride(0), query_start_loc, req_ids, state.n_tokens, state.kv, state.score,
+               max(spec.keep, 1) * spec.width, bias, norm_weight, float(eps), cos_sin, k_cache, block_table,
+               block_table.stride(0), k_cache.shape[1], latent, entry, errors, block_table.shape[1],
+               k_cache.shape[0], cos_sin.shape[0], num_warps=cfg.num_warps, num_stages=1,
+               **_compress_consts(spec, score is not None, bias, block_size))
+    _launch_state(kv, score, query_start_loc, req_ids, state, spec, R and lmax, errors)
 
 
 def compress_and_insert(
@@ -720,25 +774,36 @@ def compress_and_insert(
     config: CompressorConfig | None = None,   # kernel variant (default compress_default(spec))
     plan: CompressPlan | None = None,    # compress_plan of this call: no device -> host sync
     validate: bool = False,              # with `plan`: check it against the device's values (one sync)
+    errors: torch.Tensor | None = None,  # int32 [1]: with `plan` on a GPU, entries and requests skipped are added here
 ) -> CompressedEntries:
     """Pool, normalize, RoPE and quantize every entry the new tokens close into the paged cache; advance `state`.
     Without `plan` the call reads the chunks' offsets, state rows and token counts back from the device (one sync)
-    to size its outputs and check the block table. With `plan` it checks shapes only and launches: no sync, so
-    it can be captured in a CUDA graph. A plan that lies (counts other than the device's `query_start_loc` and
-    `state.n_tokens[req_ids]`) gives undefined results: entries missed or written to the wrong output rows, or
-    outside the outputs and the block table; `validate=True` catches it at the price of the sync."""
+    to size its outputs and check the block table and the state rows, raising `InputError`. With `plan` on a GPU it
+    checks shapes only and launches: no sync, so it can be captured in a CUDA graph (on the CPU, or with
+    `validate=True`, the plan, the state rows and the block table are checked on the host first, one sync).
+    Unchecked, the kernels still write nothing outside the outputs, the state and the cache: an entry whose output
+    row falls outside the outputs gets no output row, one whose block-table column, block id or RoPE position falls
+    outside the block table, the cache or `cos_sin` gets no record, and either adds 1 to `errors` (once an entry);
+    a request whose state row falls outside the state or holds a negative token count, or whose chunk has a
+    negative length, is skipped whole (no entries, its state row untouched) and adds 1. A plan that lies (counts other
+    than the device's `query_start_loc` and `state.n_tokens[req_ids]`) still gives undefined results inside those
+    bounds: entries missed, or written to another request's output rows, output rows left as allocated
+    (uninitialised); the records are those of the device's counts, at the slots the block table names for them.
+    Repeated state rows in `req_ids` race."""
     cfg = compress_default(spec) if config is None else config
     if (not isinstance(cfg, CompressorConfig) or cfg.block_e not in (0, 1, 2, 4, 8, 16)
             or cfg.num_warps not in (1, 2, 4, 8) or cfg.unroll not in (1, 2, 4, 8)):
         raise InputError(f"config: expected a CompressorConfig (block_e 0 or a power of two <= 16), got {cfg!r}")
-    backend = select_backend(kv, score, query_start_loc, req_ids, state.kv, norm_weight, cos_sin, k_cache, block_table)
+    check_error_counter(errors)
+    backend = select_backend(kv, score, query_start_loc, req_ids, state.kv, norm_weight, cos_sin, k_cache, block_table,
+                             errors)
     host = backend != "record"
     _check_compress_args(kv, score, query_start_loc, req_ids, state, spec, norm_weight, bias, host=False)
     R = query_start_loc.numel() - 1
     _check_cache_for(spec, k_cache, block_table, block_size, R)
     if plan is not None:
         _check_plan(plan, spec, cfg, kv, R, cos_sin, block_table, block_size)
-        if validate and host:
+        if host and (validate or backend in ("torch", "interpreter")):
             _validate_plan(plan, query_start_loc, req_ids, state, spec, block_table, block_size, k_cache.shape[0])
         if backend != "torch":            # the reference path below syncs anyway
             E = plan.n_entries
@@ -747,7 +812,7 @@ def compress_and_insert(
                                     torch.empty(E, dtype=torch.int64, device=kv.device))
             if config is None: cfg = compress_default(spec, plan.most)
             _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache,
-                         block_table, block_size, bias, cfg, plan.eoff, plan.most, plan.max_query_len, out)
+                         block_table, block_size, bias, cfg, plan.eoff, plan.most, plan.max_query_len, out, errors)
             return out
     if host:
         qsl, ids, n_end, bad = _host_metadata(query_start_loc, req_ids, state, spec, block_table, block_size,
@@ -790,24 +855,54 @@ def compress_and_insert(
                                 torch.empty(E, dtype=torch.int64, device=kv.device),
                                 torch.empty(E, dtype=torch.int64, device=kv.device))
         _launch_rows(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache,
-                     block_table, block_size, bias, cfg, eoff_t, most, lmax, out)
+                     block_table, block_size, bias, cfg, eoff_t, most, lmax, out, errors)
         return out
     # COMPRESS_V1: latents at the closing tokens' rows, compacted afterwards
-    consts = _compress_consts(spec, score is not None, bias, block_size)
-    sc = kv if score is None else score
     latent = torch.empty(T, spec.head_dim, dtype=torch.bfloat16, device=kv.device)
     entry = torch.full((T,), -1, dtype=torch.int64, device=kv.device)
-    if R and lmax:
-        launch(_compress_kernel, (triton.cdiv(lmax, spec.ratio), R), kv, sc, kv.stride(0), query_start_loc,
-               req_ids, state.n_tokens, state.kv, state.score, max(spec.keep, 1) * spec.width, bias, norm_weight,
-               float(eps), cos_sin, k_cache, block_table, block_table.stride(0), k_cache.shape[1], latent, entry,
-               num_warps=cfg.num_warps, num_stages=1, **consts)
-    _launch_state(kv, score, query_start_loc, req_ids, state, spec, R and lmax)
+    _launch_v1(kv, score, query_start_loc, req_ids, state, spec, norm_weight, eps, cos_sin, k_cache, block_table,
+               block_size, bias, cfg, lmax, latent, entry, errors)
     if backend == "record":
         return CompressedEntries(latent, entry, entry)
     rows = (entry >= 0).nonzero().flatten()
     req = torch.searchsorted(query_start_loc.to(kv.device).long(), rows, right=True) - 1
     return CompressedEntries(latent[rows], req, entry[rows])
+
+
+def _check_entry_blocks(entries, block_table, block_size, n_blocks) -> int:
+    """Host check (one device -> host copy): each entry's request row and block-table column inside the table,
+    its block inside the cache; raise `InputError` for what the kernel would skip. Returns the largest entry."""
+    r, j = entries.req.long(), entries.entry.long()
+    if not j.numel():
+        return 0
+    R, C = block_table.shape
+    col = torch.div(j, block_size, rounding_mode="floor")
+    in_table = (r >= 0) & (r < R) & (j >= 0) & (col < C)
+    blk = (block_table.long()[r.clamp(0, max(R - 1, 0)), col.clamp(0, max(C - 1, 0))] if R and C
+           else torch.full_like(j, -1))
+    bad = ~in_table | (blk < 0) | (blk >= n_blocks)
+    t = bad.long().argmax()
+    n_bad, most, i, ri, ji, bi = torch.stack([bad.sum(), j.max(), t, r[t], j[t], blk[t]]).tolist()
+    if not n_bad:
+        return most
+    if not 0 <= ri < R:
+        raise InputError(f"entries.req[{i}] = {ri}: outside the block table's {R} rows")
+    if ji < 0:
+        raise InputError(f"entries.entry[{i}] = {ji}: entries are numbered from 0")
+    if ji // block_size >= C:
+        raise InputError(f"block_table: request {ri} reaches entry {ji}, past its {C} blocks of {block_size}")
+    raise InputError(f"block_table: request {ri} names block {bi} for entry {ji}, outside [0, {n_blocks})")
+
+
+def _launch_indexer_keys(k_pre, norm_weight, eps, entries, ratio, cos_sin, idx_cache, block_table, block_size,
+                         errors=None) -> None:
+    "The launch of `insert_indexer_keys`, no checks: entries outside the table, the cache or `cos_sin` are skipped."
+    if entries.entry.numel():
+        launch(_indexer_key_kernel, (entries.entry.numel(),), k_pre, norm_weight, float(eps), entries.entry,
+               entries.req, cos_sin, idx_cache, block_table, block_table.stride(0), idx_cache.shape[1], errors,
+               block_table.shape[0], block_table.shape[1], idx_cache.shape[0], cos_sin.shape[0], RATIO=ratio,
+               BLOCK_SIZE=block_size, SCALE_FLOOR=DSV41.scale_floor, RNE=_core.interpreting(), num_warps=1,
+               num_stages=1)
 
 
 def insert_indexer_keys(
@@ -821,24 +916,35 @@ def insert_indexer_keys(
     block_table: torch.Tensor,           # [R, max_blocks] int32
     block_size: int,
     max_entry: int | None = None,        # the largest entry id, if known on the host (a plan's): no sync
+    *,
+    errors: torch.Tensor | None = None,  # int32 [1]: entries skipped on a GPU are added here
+    check_metadata: bool = False,        # on a GPU: check the entries on the host too (one sync)
 ) -> torch.Tensor:
-    "V4.1's index keys: RMSNorm, RoPE at entry * ratio, 132-byte record at the entry's slot. In place."
+    """V4.1's index keys: RMSNorm, RoPE at entry * ratio, 132-byte record at the entry's slot. In place.
+    An entry whose request row, block-table column, block id or RoPE position falls outside the block table, the
+    cache or `cos_sin` is skipped on a GPU and added to `errors`, without a host sync; on the CPU, or with
+    `check_metadata=True`, it raises `InputError`."""
+    compressor_spec(check_int("ratio", ratio, 1))
+    if not isinstance(entries, CompressedEntries):
+        raise InputError(f"entries: expected the CompressedEntries of compress_and_insert, got {type(entries).__name__}")
     E = entries.entry.numel()
+    check_tensor("entries.entry", entries.entry, dtype=(torch.int32, torch.int64), ndim=1)
+    check_tensor("entries.req", entries.req, dtype=(torch.int32, torch.int64), shape=(E,))
     check_tensor("k_pre", k_pre, dtype=torch.bfloat16, shape=(E, IDX_K.dim))
     check_tensor("norm_weight", norm_weight, dtype=(torch.float32, torch.bfloat16), shape=(IDX_K.dim,))
     check_indexer_cache("idx_cache", idx_cache, block_size)
     check_tensor("block_table", block_table, dtype=torch.int32, ndim=2)
-    backend = select_backend(k_pre, norm_weight, cos_sin, idx_cache, block_table, entries.entry)
+    if max_entry is not None: check_int("max_entry", max_entry, 0)
+    check_error_counter(errors)
+    backend = select_backend(k_pre, norm_weight, cos_sin, idx_cache, block_table, entries.entry, entries.req, errors)
+    if backend in ("torch", "interpreter") or (check_metadata and backend != "record"):
+        max_entry = _check_entry_blocks(entries, block_table, block_size, idx_cache.shape[0])
     if backend != "record" and E:
         _check_rope_table(cos_sin, (int(entries.entry.max()) if max_entry is None else max_entry) * ratio + 1)
     if backend == "torch":
         keys = indexer_key_ref(k_pre, norm_weight, eps, entries.entry * ratio, cos_sin)
         return insert_indexer_keys_ref(keys, entries, idx_cache, block_table, block_size)
-    if E:
-        launch(_indexer_key_kernel, (E,), k_pre, norm_weight, float(eps), entries.entry, entries.req, cos_sin,
-               idx_cache, block_table, block_table.stride(0), idx_cache.shape[1], RATIO=ratio,
-               BLOCK_SIZE=block_size, SCALE_FLOOR=DSV41.scale_floor, RNE=_core.interpreting(), num_warps=1,
-               num_stages=1)
+    _launch_indexer_keys(k_pre, norm_weight, eps, entries, ratio, cos_sin, idx_cache, block_table, block_size, errors)
     return idx_cache
 
 # %% ../../nbs/03f_compressor.ipynb #5853d21e
@@ -908,19 +1014,33 @@ def _compressor_aot_examples():
                                 torch.empty(1 << 12, KV.block_stride(B), dtype=torch.uint8, device=meta),
                                 torch.empty(1, 1 << 10, dtype=torch.int32, device=meta), B, max_query_len=8192,
                                 config=cfg)
-    spec = compressor_spec(2)                        # a planned call (no sync): the same kernels
-    compress_and_insert(torch.empty(64, 512, device=meta), torch.empty(64, 512, device=meta),
-                        torch.empty(65, dtype=torch.int32, device=meta), torch.empty(64, dtype=torch.int32, device=meta),
-                        CompressorState(spec, 64, meta), spec, torch.empty(512, device=meta), 1e-6, cs,
-                        torch.empty(1 << 12, KV.block_stride(B), dtype=torch.uint8, device=meta),
-                        torch.empty(64, 1 << 10, dtype=torch.int32, device=meta), B,
-                        plan=compress_plan(spec, [1] * 64, [2001] * 64, meta))
+    err = torch.empty(1, dtype=torch.int32, device=meta)
+    spec = compressor_spec(2)                        # a planned call (no sync), with and without the error counter
+    for e in (None, err):
+        compress_and_insert(torch.empty(64, 512, device=meta), torch.empty(64, 512, device=meta),
+                            torch.empty(65, dtype=torch.int32, device=meta),
+                            torch.empty(64, dtype=torch.int32, device=meta), CompressorState(spec, 64, meta), spec,
+                            torch.empty(512, device=meta), 1e-6, cs,
+                            torch.empty(1 << 12, KV.block_stride(B), dtype=torch.uint8, device=meta),
+                            torch.empty(64, 1 << 10, dtype=torch.int32, device=meta), B,
+                            plan=compress_plan(spec, [1] * 64, [2001] * 64, meta), errors=e)
+    for (ratio, hd), cfg in itertools.product(((2, 512), (4, 128)), (None, COMPRESS_V1)):   # the counter, prefill
+        spec = compressor_spec(ratio, hd)
+        rec = KV.block_stride(B) if hd == 512 else IDX_K.block_stride(B)
+        compress_and_insert(torch.empty(8192, spec.width, device=meta), torch.empty(8192, spec.width, device=meta),
+                            torch.empty(2, dtype=torch.int32, device=meta), torch.empty(1, dtype=torch.int32, device=meta),
+                            CompressorState(spec, 1, meta), spec, torch.empty(hd, device=meta), 1e-6, cs,
+                            torch.empty(1 << 12, rec, dtype=torch.uint8, device=meta),
+                            torch.empty(1, 1 << 10, dtype=torch.int32, device=meta), B,
+                            bias=torch.empty(ratio, spec.width, device=meta) if ratio > 2 else None,
+                            max_query_len=8192, config=cfg, errors=err)
     E = 4096
-    insert_indexer_keys(torch.empty(E, 128, dtype=torch.bfloat16, device=meta), torch.empty(128, device=meta), 1e-6,
-                        CompressedEntries(None, torch.empty(E, dtype=torch.int64, device=meta),
-                                          torch.empty(E, dtype=torch.int64, device=meta)), 2, cs,
-                        torch.empty(1 << 12, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
-                        torch.empty(1, 1 << 10, dtype=torch.int32, device=meta), B)
+    for e in (None, err):                            # with and without the error counter
+        insert_indexer_keys(torch.empty(E, 128, dtype=torch.bfloat16, device=meta), torch.empty(128, device=meta),
+                            1e-6, CompressedEntries(None, torch.empty(E, dtype=torch.int64, device=meta),
+                                                    torch.empty(E, dtype=torch.int64, device=meta)), 2, cs,
+                            torch.empty(1 << 12, IDX_K.block_stride(B), dtype=torch.uint8, device=meta),
+                            torch.empty(1, 1 << 10, dtype=torch.int32, device=meta), B, errors=e)
 
 
 def _compressor_case(ctx, ratio, R, T, config=None):
