@@ -66,8 +66,24 @@ def _get(cfg, *names, default=None):
     return default
 
 
+def _source_ids(ids, name: str, ratios: list, n_backbone: int) -> list[int]:
+    "A V4.1 source list, checked: strictly increasing ids of compressed backbone layers."
+    if ids is None:
+        raise InputError(f"V4.1 config: no {name} (both kv_source_layer_ids and index_source_layer_ids are needed)")
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in ids):
+        raise InputError(f"{name}: {list(ids)} must be layer ids (integers)")
+    ids = list(ids)
+    if any(b <= a for a, b in zip(ids, ids[1:])):
+        raise InputError(f"{name}: {ids} must be strictly increasing")
+    off = [s for s in ids if not (0 <= s < min(n_backbone, len(ratios)) and ratios[s] > 0)]
+    if off:
+        raise InputError(f"{name}: {off} are not compressed backbone layers (ratio > 0, below {n_backbone})")
+    return ids
+
+
 def layer_roles(cfg) -> LayerRoles:
     "The roles of every layer from a config.json dict (V4.1 or V4) or an object with the same fields."
+    model_type = str(_get(cfg, "model_type", default=""))
     if isinstance(cfg, dict): cfg = cfg.get("text_config", cfg)
     ratios = [int(r) for r in _get(cfg, "compress_ratios", default=[])]
     if not ratios:
@@ -77,34 +93,46 @@ def layer_roles(cfg) -> LayerRoles:
     ix_src = _get(cfg, "index_source_layer_ids", "index_source_layers")
     pool = _get(cfg, "candidate_source_layer_id", "candidate_source_layer", default=-1)
     pool = -1 if pool is None else int(pool)
-    bad = sorted({r for r in ratios} - ({0, 1, 2} if kv_src is not None else {0, 4, 128}))
+    v41 = (kv_src is not None or ix_src is not None or "deepseek_v41" in model_type
+           or _get(cfg, "generation") == "v41")
+    bad = sorted({r for r in ratios} - ({0, 1, 2} if v41 else {0, 4, 128}))
     if bad:
         raise InputError(f"compress_ratios: unsupported ratios {bad} for a "
-                         f"{'V4.1 (0, 1, 2)' if kv_src is not None else 'V4 (0, 4, 128)'} config")
+                         f"{'V4.1 (0, 1, 2)' if v41 else 'V4 (0, 4, 128)'} config")
+    if v41:
+        kv_src = _source_ids(kv_src, "kv_source_layer_ids", ratios, n_backbone)
+        ix_src = _source_ids(ix_src, "index_source_layer_ids", ratios, n_backbone)
+        if pool >= 0 and pool not in ix_src:
+            raise InputError(f"candidate_source_layer_id {pool} is not an index source {ix_src}: it must score to "
+                             "publish the candidate pool")
     out = []
     for i, ratio in enumerate(ratios):
         if ratio == 0 or i >= n_backbone:
             out.append(LayerRole(i, 0 if i >= n_backbone else ratio, WINDOW, None, None, None, None))
             continue
-        if kv_src is None:                              # V4: every compressed layer is its own source
+        if not v41:                                     # V4: every compressed layer is its own source
             if ratio == 128:
                 out.append(LayerRole(i, ratio, DENSE, i, None, None, None))
             else:
                 out.append(LayerRole(i, ratio, FULL, i, i, i, None))
             continue
-        kvs = [s for s in kv_src if s <= i]
-        ixs = [s for s in ix_src if s <= i]
-        if not kvs or not ixs:
-            raise InputError(f"layer {i} has ratio {ratio} but no kv source / index source at or before it")
-        kv, ix = max(kvs), max(ixs)
+        kv = max((s for s in kv_src if s <= i), default=None)
+        ix = max((s for s in ix_src if s <= i), default=None)
+        if kv is None or ix is None:
+            raise InputError(f"layer {i} has ratio {ratio} but no {'kv' if kv is None else 'index'} source at or "
+                             f"before it (kv_source_layer_ids {kv_src}, index_source_layer_ids {ix_src})")
         if ratios[kv] != ratio:
             raise InputError(f"layer {i} (ratio {ratio}) would read the compressed cache of layer {kv} (ratio "
                              f"{ratios[kv]})")
-        pool_src = pool if 0 <= pool < ix else None
-        if i == kv:
-            out.append(LayerRole(i, ratio, FULL, i, i, i, pool_src, writes_pool=i == pool))
+        if ratios[ix] != ratio:
+            raise InputError(f"layer {i} (ratio {ratio}) would attend with the top-k of layer {ix} (ratio "
+                             f"{ratios[ix]})")
+        pool_src = pool if 0 <= pool < i else None
+        if i == kv:                                     # a kv source; it scores only if it is an index source too
+            out.append(LayerRole(i, ratio, FULL, i, i if i == ix else None, ix, pool_src if i == ix else None,
+                                 writes_pool=i == pool))
         elif i == ix:
-            out.append(LayerRole(i, ratio, REINDEX, kv, kv, i, pool_src))
+            out.append(LayerRole(i, ratio, REINDEX, kv, kv, i, pool_src, writes_pool=i == pool))
         else:
             out.append(LayerRole(i, ratio, REUSE, kv, None, ix, None))
     return LayerRoles(tuple(out), int(_get(cfg, "index_topk", default=DSV41.topk)),
