@@ -20,7 +20,7 @@ __all__ = ['HEAD_DIM', 'LOG2E', 'SUPPORTED_HEADS', 'DC', 'CANDIDATE_TILES', 'Att
            'check_common', 'check_rows', 'check_lens', 'check_range', 'attend_rows_ref', 'valid_entries',
            'sparse_attn_prefill_ref', 'gather_records_ref', 'sparse_attn_decode_ref', 'load_chunks', 'chunk_product',
            'block_probs', 'attend_block', 'prefetch_l2', 'zero_chunks', 'to_bf16', 'load_heads', 'store_heads',
-           'store_normalized', 'fuzz_bad_entries', 'fuzz_lens', 'fuzz_read_errors']
+           'cap_sink', 'store_normalized', 'fuzz_bad_entries', 'fuzz_lens', 'fuzz_read_errors']
 
 # %% ../../nbs/03c_sparse_attention.ipynb #88c6ca34
 HEAD_DIM = KV.head_dim                  # 512 = 448 no-RoPE + 64 RoPE dims; K = V
@@ -295,10 +295,18 @@ def store_heads(ptrs, x, hmask, EVEN_H: tl.constexpr):
 
 
 @triton.jit
+def cap_sink(s):
+    """A sink in log2 units with +inf (or a finite value past 3e38) replaced by 3e38: 2^(m - 3e38) is 0 for every
+    finite score m, so the sink takes all the weight and the row gives 0, as the reference does, where inf - inf
+    would give NaN. A NaN sink stays NaN. Applied once per program where it loads the sink, outside the key loop."""
+    return tl.where(s > 3.0e38, 3.0e38, s)
+
+
+@triton.jit
 def store_normalized(m_i, l_i, accs, sink_ptr, h, hmask, out_ptr, rows, D: tl.constexpr, DC: tl.constexpr,
                      EMULATE_RNE: tl.constexpr):
     "Fold in the sink and write o = acc / l as bf16 (0 where nothing was attended and the sink is -inf)."
-    sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
+    sink = cap_sink(tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634)
     m_f = tl.maximum(m_i, sink)
     alpha = tl.exp2(m_i - m_f)
     l_f = l_i * alpha + tl.exp2(sink - m_f)

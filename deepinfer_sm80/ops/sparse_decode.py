@@ -17,7 +17,7 @@ from .fp8 import e4m3_to_f32, e4m3x4_scaled_bf16, ue8m0_bf16x2, ue8m0_to_f32
 from .kv_cache import (KV, check_error_counter, check_not_meta, check_record_cache, quantize_and_insert_k_cache,
                                          quantize_and_insert_k_cache_ref, record_rows, slot_rows)
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
-                                                 attend_block, check_attn_tile, check_common, check_lens, check_q,
+                                                 attend_block, cap_sink, check_attn_tile, check_common, check_lens, check_q,
                                                  check_range, check_rows, load_chunks, prefetch_l2,
                                                  sparse_attn_decode_ref, store_normalized, to_bf16, zero_chunks)
 from .sparse_prefill import SCRATCH_BYTES, fold_tile_stats
@@ -26,9 +26,9 @@ import triton
 import triton.language as tl
 
 # %% auto #0
-__all__ = ['DECODE_TWO_PASS', 'TWO_PASS_TILES', 'DECODE_RULES', 'DECODE_TILES', 'FUSED_REDUCE', 'DECODE_SMEM', 'REDUCE_ELEMENTS',
-           'MERGE_MAX_SPLITS', 'REDUCE_WARPS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES', 'GROUP_SMEM',
-           'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'DecodeTwoPass', 'check_two_pass',
+__all__ = ['DECODE_TWO_PASS', 'TWO_PASS_TILES', 'DECODE_RULES', 'DECODE_TILES', 'FUSED_REDUCE', 'DECODE_SMEM', 'DECODE_TILE_SMEM',
+           'REDUCE_ELEMENTS', 'MERGE_MAX_SPLITS', 'REDUCE_WARPS', 'MIXED_DECODE_BATCH', 'MIXED_PAD_ROWS', 'GROUP_TILES',
+           'GROUP_SMEM', 'MAX_GROUP', 'ONE_READ_TILE', 'GROUPED_CASES', 'DecodeRule', 'DecodeTwoPass', 'check_two_pass',
            'decode_rule', 'decode_splits', 'sm_count', 'DecodePlan', 'plan_decode', 'check_plan', 'decode_counters',
            'launch_merge', 'sparse_attn_decode', 'sparse_decode_floor', 'random_record_cache', 'random_decode_case',
            'plan_for', 'random_mixed_decode_batch', 'GroupTile', 'check_group_tile', 'decode_union', 'group_splits',
@@ -111,6 +111,7 @@ DECODE_RULES = {8: (DecodeRule(1 << 62, AttnTile(16, 32, 8), 2.0),),
 DECODE_TILES = CANDIDATE_TILES + (_T32._replace(prefetch=3), _T32._replace(prefetch=3, chains=4))
 FUSED_REDUCE = False            # True: every plan merges its splits in the decode launch (else per rule, `DecodeRule`)
 DECODE_SMEM = 51 * 1024         # shared memory of one decode program, every tile of DECODE_RULES
+DECODE_TILE_SMEM = 85 * 1024    # the most of any tile of DECODE_TILES: AttnTile(64, 16, 8), a tune candidate
 REDUCE_ELEMENTS = 8192          # reduction tile: splits (a power of two, <= 64) x columns
 MERGE_MAX_SPLITS = 32           # up to this many splits the second launch is `_sparse_attn_decode_merge_kernel`
 REDUCE_WARPS = 2                # warps of a `_sparse_attn_decode_reduce_kernel` program (more splits than that)
@@ -496,7 +497,7 @@ def _merge_step(m, l, acc, ms, ls, os):
 @triton.jit
 def _merge_store(m, l, acc, sink_ptr, out_ptr, t, h, d, H, D: tl.constexpr, EMULATE_RNE: tl.constexpr):
     "Fold in the sink of head h and write the merged columns d."
-    sink = tl.load(sink_ptr + h) * 1.4426950408889634
+    sink = cap_sink(tl.load(sink_ptr + h) * 1.4426950408889634)     # +inf: 3e38, all the weight (0 out)
     m_f = tl.maximum(m, sink)
     alpha = tl.exp2(m - m_f)
     l_f = l * alpha + tl.exp2(sink - m_f)
@@ -575,7 +576,7 @@ def _sparse_attn_decode_merge_kernel(part_o_ptr, part_ml_ptr, sink_ptr, out_ptr,
         tl.store(out_ptr + (t * H + h) * D + d, (tl.zeros([D], tl.int32) + tot).to(tl.float32).to(tl.bfloat16))
     else:
         ms = tl.load(part_ml_ptr + (row0 + s * H) * 2, mask=s < n_splits, other=-1.0e30)
-        sink = tl.load(sink_ptr + h) * 1.4426950408889634
+        sink = cap_sink(tl.load(sink_ptr + h) * 1.4426950408889634)  # +inf: 3e38, all the weight (0 out)
         m_f = tl.maximum(tl.max(ms, 0), sink)
         l = tl.exp2(sink - m_f)                          # a NaN sink makes l, and so the row, NaN
         acc = tl.zeros([D], tl.float32)
@@ -593,6 +594,10 @@ allow_shared_memory("_sparse_attn_decode_kernel", DECODE_SMEM,
                     "the query block is the loop-invariant MMA operand and Triton stages it in shared memory: 32 heads "
                     "x 512 dims of bf16 = 32 KB next to the decoded 16-key block (16 KB) and the probabilities (16 "
                     "heads: 16 KB of queries next to 32 decoded keys)")
+allow_shared_memory("_sparse_attn_decode_kernel", DECODE_TILE_SMEM,
+                    "the 64-head tile AttnTile(64, 16, 8) of DECODE_TILES, a candidate of sparse_decode_tune and never "
+                    "a rule's, stages 64 KB of queries: 86,272 B, under SM86's 99 KB; with 232-239 registers x 256 "
+                    "threads it runs one program (8 warps) an SM on sm_80 and sm_86", constexprs={"BLOCK_H": 64})
 
 # %% ../../nbs/03e_sparse_decode.ipynb #e2857994
 def _check_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink, block_size,
@@ -1080,6 +1085,19 @@ def _check_starts(token_starts, group, T: int) -> int:
     return token_starts.shape[0] - 1
 
 
+def _check_repeats(name: str, idx: torch.Tensor, lens) -> None:
+    "Host check (synchronises): no row names one slot more than 15 times within its length (4-bit counts)."
+    W = idx.shape[1]
+    if W <= 15 or idx.shape[0] == 0: return
+    read = torch.arange(W, device=idx.device)[None, :] < (W if lens is None else lens.long().clamp_min(0)[:, None])
+    s = torch.where(read, idx.long(), -1).sort(1).values
+    rep = (s[:, 15:] == s[:, :-15]) & (s[:, 15:] != -1)            # 16 equal entries in a row of the sorted row
+    if rep.any():
+        t, j = (int(x) for x in rep.nonzero()[0])
+        raise InputError(f"{name}[{t}] names slot {int(s[t, j])} more than 15 times: the grouped decode counts a "
+                         f"token's uses of a slot in 4 bits (sparse_attn_decode takes such rows)")
+
+
 def _check_starts_values(token_starts, group, T: int) -> None:
     s = token_starts.tolist()
     n = [b - a for a, b in zip(s, s[1:])]
@@ -1089,9 +1107,10 @@ def _check_starts_values(token_starts, group, T: int) -> None:
 
 @triton.jit
 def _union_rows(idx_ptr, idx_stride, width, lens_ptr, t0, n_tok, key_ptr, base_ptr, u_slot_ptr, u_mask_ptr, cnt_ptr,
-                HAS_LENS: tl.constexpr, G: tl.constexpr, W: tl.constexpr):
+                err_ptr, HAS_LENS: tl.constexpr, G: tl.constexpr, W: tl.constexpr):
     """The union of the index rows of tokens t0..t0+n_tok: distinct slots (sorted) and per slot a mask of 4-bit
-    counts, one per token (how often the token's row names the slot within its length); -1 entries dropped."""
+    counts, one per token (how often the token's row names the slot within its length); -1 entries dropped. A
+    token's 16th and later use of one slot is dropped (the count stops at 15) and added to `err_ptr`."""
     N: tl.constexpr = G * W
     i = tl.arange(0, N)
     g = i // W
@@ -1112,7 +1131,11 @@ def _union_rows(idx_ptr, idx_stride, width, lens_ptr, t0, n_tok, key_ptr, base_p
     ok = key != SENT
     first = ok & ((prev == SENT) | ((prev >> 4) != s))
     last = ok & ((nxt >> 4) != s)
-    bit = tl.where(ok, tl.full([N], 1, tl.int64) << ((key & 15) * 4), 0)
+    p15 = tl.load(key_ptr + i - 15, mask=i >= 15, other=SENT)       # same key 15 places back: the 4 bits are full
+    bit = tl.where(ok & (p15 != key), tl.full([N], 1, tl.int64) << ((key & 15) * 4), 0)
+    if err_ptr is not None:
+        n_over = tl.sum((ok & (p15 == key)).to(tl.int32), 0)
+        tl.atomic_add(err_ptr, n_over, mask=n_over > 0)
     cs = tl.cumsum(bit, 0)
     seg = tl.cumsum(first.to(tl.int32), 0) - 1
     tl.store(base_ptr + seg, cs - bit, mask=first)
@@ -1126,7 +1149,7 @@ def _union_rows(idx_ptr, idx_stride, width, lens_ptr, t0, n_tok, key_ptr, base_p
 @triton.jit
 def _decode_union_kernel(starts_ptr, swa_idx_ptr, swa_idx_stride, n_swa, swa_lens_ptr,
                          cmp_idx_ptr, cmp_idx_stride, n_cmp, cmp_lens_ptr, scratch_ptr,
-                         u_swa_ptr, m_swa_ptr, u_cmp_ptr, m_cmp_ptr, cnt_ptr,
+                         u_swa_ptr, m_swa_ptr, u_cmp_ptr, m_cmp_ptr, cnt_ptr, err_ptr,
                          HAS_CMP: tl.constexpr, HAS_SWA_LENS: tl.constexpr, HAS_CMP_LENS: tl.constexpr,
                          G: tl.constexpr, WS: tl.constexpr, WC: tl.constexpr):
     "Program (r, c): the union of request r's window (c = 1) or compressed (c = 0) index rows."
@@ -1138,10 +1161,10 @@ def _decode_union_kernel(starts_ptr, swa_idx_ptr, swa_idx_stride, n_swa, swa_len
     key_ptr = scratch_ptr + (r * 2 + c) * 2 * NMAX
     if c == 1:
         _union_rows(swa_idx_ptr, swa_idx_stride, n_swa, swa_lens_ptr, t0, n_tok, key_ptr, key_ptr + NMAX,
-                    u_swa_ptr + r * G * WS, m_swa_ptr + r * G * WS, cnt_ptr + r * 2 + 1, HAS_SWA_LENS, G, WS)
+                    u_swa_ptr + r * G * WS, m_swa_ptr + r * G * WS, cnt_ptr + r * 2 + 1, err_ptr, HAS_SWA_LENS, G, WS)
     elif HAS_CMP:
         _union_rows(cmp_idx_ptr, cmp_idx_stride, n_cmp, cmp_lens_ptr, t0, n_tok, key_ptr, key_ptr + NMAX,
-                    u_cmp_ptr + r * G * WC, m_cmp_ptr + r * G * WC, cnt_ptr + r * 2, HAS_CMP_LENS, G, WC)
+                    u_cmp_ptr + r * G * WC, m_cmp_ptr + r * G * WC, cnt_ptr + r * 2, err_ptr, HAS_CMP_LENS, G, WC)
     else:
         tl.store(cnt_ptr + r * 2, 0)
 
@@ -1243,16 +1266,18 @@ allow_shared_memory("_sparse_attn_decode_grouped_kernel", GROUP_SMEM,
                     "operand, staged in shared memory next to the decoded key block; sm_80/sm_86 allow 99 KB")
 
 
-def decode_union(token_starts, group, swa_indices, compressed_indices=None, swa_lens=None, compressed_lens=None):
+def decode_union(token_starts, group, swa_indices, compressed_indices=None, swa_lens=None, compressed_lens=None,
+                 errors=None):
     """Per request (tokens token_starts[r]..token_starts[r+1]): the distinct slots its tokens' window and compressed
     rows name, each with an int32 mask of 4-bit counts (bits 4g..4g+3: how often token g's row names it), and the
-    counts [R, 2] (compressed, window). One launch; rows must not name a slot more than 15 times."""
+    counts [R, 2] (compressed, window). One launch. A row's uses of one slot past the 15th are dropped and added to
+    `errors` (int32 [1]) when given. Zero-width rows give empty unions."""
     R = token_starts.shape[0] - 1
     G = triton.next_power_of_2(group)
     dev = swa_indices.device
-    WS = triton.next_power_of_2(swa_indices.shape[1])
+    WS = triton.next_power_of_2(max(swa_indices.shape[1], 1))      # a zero-width row: one masked column
     has_cmp = compressed_indices is not None
-    WC = triton.next_power_of_2(compressed_indices.shape[1]) if has_cmp else 1
+    WC = triton.next_power_of_2(max(compressed_indices.shape[1], 1)) if has_cmp else 1
     c_idx = compressed_indices if has_cmp else swa_indices
     u_swa = torch.empty(R, G * WS, dtype=torch.int32, device=dev)
     m_swa = torch.empty(R, G * WS, dtype=torch.int32, device=dev)
@@ -1262,7 +1287,7 @@ def decode_union(token_starts, group, swa_indices, compressed_indices=None, swa_
     scratch = torch.empty(R * 2 * 2 * G * max(WS, WC), dtype=torch.int64, device=dev)
     launch(_decode_union_kernel, (R, 2), token_starts, swa_indices, swa_indices.stride(0), swa_indices.shape[1],
            swa_lens, c_idx, c_idx.stride(0), c_idx.shape[1], compressed_lens, scratch, u_swa, m_swa, u_cmp, m_cmp,
-           cnt, HAS_CMP=has_cmp, HAS_SWA_LENS=swa_lens is not None, HAS_CMP_LENS=compressed_lens is not None,
+           cnt, errors, HAS_CMP=has_cmp, HAS_SWA_LENS=swa_lens is not None, HAS_CMP_LENS=compressed_lens is not None,
            G=G, WS=WS, WC=WC, num_warps=8 if G * max(WS, WC) >= 2048 else 4, num_stages=1)
     return u_swa, m_swa, u_cmp, m_cmp, cnt
 
@@ -1283,7 +1308,9 @@ def sparse_attn_decode_grouped(q: torch.Tensor, swa_cache: torch.Tensor, swa_ind
     """`sparse_attn_decode` with the tokens grouped by request: request r owns tokens
     token_starts[r]..token_starts[r+1] (int32 [R + 1], rising from 0 to T, at most `group` tokens each). Each
     program serves the tokens of one request for a block of heads and reads and decodes each record of the union
-    of their index rows once. Same contract as `sparse_attn_decode`."""
+    of their index rows once. Same contract as `sparse_attn_decode`, except for a row that names one slot more than
+    15 times (4-bit counts): `InputError` on the CPU and with `check_metadata=True`; on a GPU the uses past the
+    15th are skipped and added to `errors`."""
     T, H, scale, cbs, backend = _check_decode(q, swa_cache, swa_indices, compressed_cache, compressed_indices, sink,
                                               block_size, compressed_block_size, swa_lens, compressed_lens, scale, out,
                                               errors, check_metadata)
@@ -1291,6 +1318,9 @@ def sparse_attn_decode_grouped(q: torch.Tensor, swa_cache: torch.Tensor, swa_ind
     check_tensor("token_starts", token_starts, device=q.device)
     if backend in ("torch", "interpreter") or (check_metadata and backend != "record"):
         _check_starts_values(token_starts, group, T)
+        _check_repeats("swa_indices", swa_indices, swa_lens)
+        if compressed_indices is not None:
+            _check_repeats("compressed_indices", compressed_indices, compressed_lens)
     G = triton.next_power_of_2(group)
     tile = check_group_tile(GROUP_TILES["m64" if G > 4 else "m32"] if tile is None else tile, group)
     if splits is not None and (not isinstance(splits, int) or isinstance(splits, bool) or splits < 1):
@@ -1320,7 +1350,7 @@ def _launch_grouped(q, swa_cache, swa_indices, compressed_cache, compressed_indi
     hb = triton.cdiv(H, tile.block_m // G)
     S = splits
     u_swa, m_swa, u_cmp, m_cmp, cnt = decode_union(token_starts, group, swa_indices, compressed_indices, swa_lens,
-                                                   compressed_lens)
+                                                   compressed_lens, errors)
     has_cmp = compressed_cache is not None
     c_cache = compressed_cache if has_cmp else swa_cache
     part_o = part_ml = None
@@ -1637,6 +1667,12 @@ def _sparse_decode_aot_examples():
                     tile = decode_rule(H, 4).tile._replace(**kw)
                     sparse_attn_decode(q, cache, e(4, 136), cache if with_cmp else None, c_idx, sink, errors=e(1),
                                        plan=plan_decode(q, e(4, 136), c_idx, splits=S, tile=tile))
+    q, sink, cache = e(4, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(4096, KV.block_stride(64), dt=torch.uint8)
+    for tile in DECODE_TILES:                           # every tile the tests and `sparse_decode_tune` run, its floor too
+        for S in (None, 1):
+            plan = plan_decode(q, e(4, 136), e(4, 512), tile=tile, splits=S)
+            sparse_attn_decode(q, cache, e(4, 136), cache, e(4, 512), sink, plan=plan)
+            sparse_decode_floor(q, cache, e(4, 136), cache, e(4, 512), sink, plan=plan)
     q, sink, cache = e(2, 64, HEAD_DIM, dt=torch.bfloat16), e(64, dt=torch.float32), e(64, KV.block_stride(64), dt=torch.uint8)
     for S in (2, 3, 5, 9, 17, 33, 65):                  # every merge and reduction tile (splits to a power of two)
         for fused in (False, True):                     # in a second launch, and merged by the decode launch
@@ -1757,7 +1793,7 @@ def _sparse_decode_fuzz_case(rng: random.Random, device) -> FuzzCase:
     if T and rng.random() < 0.25:
         q[rng.randrange(T), rng.randrange(H), rng.randrange(HEAD_DIM)] = float("nan"); what.append("NaN q")
     if rng.random() < 0.2:
-        sink[rng.randrange(H)] = rng.choice([float("nan"), float("-inf")]); what.append("sink")
+        sink[rng.randrange(H)] = rng.choice([float("nan"), float("-inf"), float("inf")]); what.append("sink")
     q, sink = q.to(device), sink.to(device)
     out = Guarded.flat((T, H, HEAD_DIM), torch.bfloat16, device, pad=2 * HEAD_DIM)
     poison_(out.inner)

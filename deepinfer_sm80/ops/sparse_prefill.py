@@ -13,7 +13,7 @@ from ..core import (DSV41, InputError, aot_examples, allow_shared_memory, benchm
 from .combine import combine_topk_swa_indices_ref
 from .kv_cache import check_error_counter, check_not_meta
 from .sparse_attention import (CANDIDATE_TILES, DC, HEAD_DIM, LOG2E, SUPPORTED_HEADS, AttnTile,
-                                                 attend_block, check_attn_tile, check_common, check_lens, check_range,
+                                                 attend_block, cap_sink, check_attn_tile, check_common, check_lens, check_range,
                                                  check_rows, load_chunks, load_heads, prefetch_l2, sparse_attn_prefill_ref,
                                                  store_heads, store_normalized, to_bf16, zero_chunks)
 import torch
@@ -208,7 +208,7 @@ def fold_tile_stats(ml_ptr, row, n_tiles, tmask, sink_ptr, h, hmask, TILES: tl.c
     jj = tl.arange(0, TILES)
     mt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2, mask=tmask, other=-1.0e30)
     lt = tl.load(ml_ptr + (row[:, None] * n_tiles + jj[None, :]) * 2 + 1, mask=tmask, other=0.0)
-    sink = tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634
+    sink = cap_sink(tl.load(sink_ptr + h, mask=hmask, other=float("-inf")) * 1.4426950408889634)   # +inf: 3e38
     m = tl.maximum(tl.max(mt, 1), sink)
     l = tl.sum(lt * tl.exp2(mt - m[:, None]), 1) + tl.exp2(sink - m)
     return m, tl.where(l == 0, 0.0, 1.0 / l)                 # a NaN sum stays NaN
@@ -378,6 +378,10 @@ allow_shared_memory("_sparse_attn_prefill_kernel", 57 * 1024,
                     "the query block is the loop-invariant MMA operand and Triton stages it in shared memory: 32 heads "
                     "x 512 dims of bf16 = 32 KB next to the 16-key block (16 KB), or 16 heads (16 KB) next to 32 "
                     "keys (32 KB) and the probabilities; reloading queries per key block would double the L1 traffic")
+allow_shared_memory("_sparse_attn_prefill_kernel", 85 * 1024,
+                    "the 64-head tile AttnTile(64, 16, 8) of CANDIDATE_TILES, timed by sparse_prefill_tune and never a "
+                    "default, stages 64 KB of queries: 86,272 B, under SM86's 99 KB; with 233-235 registers x 256 "
+                    "threads it runs one program (8 warps) an SM on sm_80 and sm_86", constexprs={"BLOCK_H": 64})
 
 
 def _prefill_fused(q, kv, indices, sink, lens, scale, out, tile: AttnTile, errors=None, bounds=True):
@@ -627,6 +631,9 @@ def _sparse_prefill_aot_examples():
                 for errors in (None, e(1)) if lens is None else (None,):      # with and without the counter
                     sparse_attn_prefill(e(1536, H, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
                                         e(1536, 640), sink, lens, config=config, errors=errors)
+    for config in CANDIDATE_TILES:                  # every one-pass tile `sparse_prefill_tune` times (64 heads)
+        sparse_attn_prefill(e(1536, 64, HEAD_DIM, dt=torch.bfloat16), e(100_000, HEAD_DIM, dt=torch.bfloat16),
+                            e(1536, 640), e(64, dt=torch.float32), config=config)
 
 # %% ../../nbs/03d_sparse_prefill.ipynb #94562d0c
 import random
@@ -652,7 +659,7 @@ def _sparse_prefill_fuzz_case(rng: random.Random, device) -> FuzzCase:
     if T and rng.random() < 0.25:
         q[rng.randrange(T), rng.randrange(H), rng.randrange(HEAD_DIM)] = float("nan"); what.append("NaN q")
     if rng.random() < 0.2:
-        sink[rng.randrange(H)] = rng.choice([float("nan"), float("-inf")]); what.append("sink")
+        sink[rng.randrange(H)] = rng.choice([float("nan"), float("-inf"), float("inf")]); what.append("sink")
     if rng.random() < 0.25:
         kv_rows[rng.randrange(S), rng.randrange(HEAD_DIM)] = rng.choice([float("nan"), float("inf")]); what.append("row")
     q, sink = q.to(device), sink.to(device)
