@@ -17,6 +17,7 @@ from ..core import (InputError, aot_examples, benchmark, bitwise_equal, check_te
                                  select_backend, selftest)
 from .fp8 import (e4m3_decode_ref, e4m3_to_f32, e4m3x4_scaled_bf16, ue8m0_bf16x2,
                                     ue8m0_decode_ref, ue8m0_to_f32)
+from .mhc import _bf16_rn
 from .sparse_attention import to_bf16
 import triton
 import triton.language as tl
@@ -374,7 +375,7 @@ def _engram_lookup_kernel(ids_ptr, ids_stride, table_ptr, scale_ptr, out_ptr, n_
         if PTX:
             x = e4m3x4_scaled_bf16(codes, ue8m0_bf16x2(scale))
         else:
-            x = to_bf16(e4m3_to_f32(codes) * ue8m0_to_f32(scale), True)
+            x = _bf16_rn(e4m3_to_f32(codes) * ue8m0_to_f32(scale), False)   # RNE on the bits, subnormals too
         tl.store(out_ptr + r[:, None] * DIM + d[None, :], x, mask=valid[:, None])
 
 

@@ -889,8 +889,15 @@ def _launch_finish(wmix, wsq, split, scale, base, norm_weight, out, consts, cfg,
         launch(_mhc_gates_kernel, grid, *args, SB=sb, **common)
 
 
-def _torch_out(ref: MhcOut) -> MhcOut:
-    return ref._replace(post=ref.post.float(), comb=ref.comb.float(), pre=ref.pre.float())
+def _torch_out(ref: MhcOut, out: MhcOut | None = None) -> MhcOut:
+    "The torch backend's result: the reference with fp32 gates, copied into `out` (already checked) when given."
+    ref = ref._replace(post=ref.post.float(), comb=ref.comb.float(), pre=ref.pre.float())
+    if out is None:
+        return ref
+    for dst, src in zip(out, ref):
+        if dst is not None and src is not None:
+            dst.copy_(src)
+    return out
 
 
 def seam_agreement(out: MhcOut, ref: MhcOut) -> dict:
@@ -911,9 +918,10 @@ def mhc_first_site(emb: torch.Tensor, fn: torch.Tensor, scale: torch.Tensor, bas
     check_tensor("emb", emb, dtype=torch.bfloat16, ndim=2)
     T, H = emb.shape
     _check_params(fn, scale, base, norm_weight, H, emb.device)
+    if out is not None: out = _outputs(out, T, H, emb.device, False)
     backend = select_backend(emb, fn, scale, base)
     if backend == "torch":
-        return _torch_out(mhc_first_site_ref(emb, fn, scale, base, norm_weight, consts, torch.float32))
+        return _torch_out(mhc_first_site_ref(emb, fn, scale, base, norm_weight, consts, torch.float32), out)
     return _launch_seam(True, emb, None, None, None, None, fn, scale, base, norm_weight, consts, False, config,
                         backend, out)
 
@@ -934,10 +942,11 @@ def mhc_fused_post_pre_delayed(f: torch.Tensor, residual: torch.Tensor, post: to
     _check_gates(post, comb, T, dev)
     check_tensor("pre", pre, dtype=torch.float32, shape=(T, HC), device=dev)
     _check_params(fn, scale, base, norm_weight, H, dev)
+    if out is not None: out = _outputs(out, T, H, dev, capture_aux)
     backend = select_backend(f, residual, post, comb, pre, fn, scale, base)
     if backend == "torch":
         return _torch_out(mhc_seam_ref(f, residual, post, comb, pre, fn, scale, base, norm_weight, consts,
-                                       capture_aux, torch.float32))
+                                       capture_aux, torch.float32), out)
     return _launch_seam(False, f, residual, post, comb, pre, fn, scale, base, norm_weight, consts, capture_aux,
                         config, backend, out)
 
@@ -949,12 +958,13 @@ def mhc_post(f: torch.Tensor, residual: torch.Tensor, post: torch.Tensor, comb: 
     T, H = f.shape
     check_tensor("residual", residual, dtype=torch.bfloat16, shape=(T, HC, H), device=f.device)
     _check_gates(post, comb, T, f.device)
+    if out is not None: check_tensor("out", out, dtype=torch.bfloat16, shape=(T, HC, H), device=f.device)
     backend = select_backend(f, residual, post, comb)
     if backend == "torch":
-        return mhc_post_ref(f, residual, post, comb)
+        ref = mhc_post_ref(f, residual, post, comb)
+        return ref if out is None else out.copy_(ref)
     if out is None:
         out = torch.empty(T, HC, H, dtype=torch.bfloat16, device=f.device)
-    check_tensor("out", out, dtype=torch.bfloat16, shape=(T, HC, H), device=f.device)
     if T == 0:
         return out
     cfg = config or (MhcPostTile(2, 64, 4) if backend == "interpreter" else MhcPostTile(2, 512, 4))
@@ -1072,8 +1082,15 @@ def _tilelang_split(T: int, H: int, BH: int = 64) -> int:
 
 
 def mhc_fused_post_pre_delayed_tilelang(f, residual, post, comb, pre, fn, scale, base, norm_weight,
-                                        consts: MhcConsts = MHC, out: MhcOut | None = None) -> MhcOut:
-    "`mhc_fused_post_pre_delayed` (no tap) with the streaming pass in TileLang; CUDA tensors and tilelang needed."
+                                        consts: MhcConsts = MHC, out: MhcOut | None = None,
+                                        capture_aux: bool = False) -> MhcOut:
+    """`mhc_fused_post_pre_delayed` with its streaming pass in TileLang (`mhc_seam_tilelang`: the post, the collapse,
+    the gate projection's partials and the sums of squares); the gates and the RMSNorm of the collapse finish in
+    the Triton `_mhc_gates_kernel` (`_launch_finish`). No tap: `capture_aux` (the stream mean) is the Triton seam's
+    only, and True raises `InputError`; `out.aux` is left alone. CUDA tensors and tilelang needed."""
+    if capture_aux:
+        raise InputError("capture_aux: the TileLang seam has no tap (the mean of the 4 streams); use "
+                         "mhc_fused_post_pre_delayed, the Triton seam, for capture_aux=True")
     import tilelang
     check_tensor("f", f, dtype=torch.bfloat16, ndim=2)
     T, H = f.shape
