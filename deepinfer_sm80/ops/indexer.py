@@ -173,8 +173,8 @@ INDEXER_HEADS = (16, 32, 64)                    # V4.1 has 32 heads, V4 64; deco
 def _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constexpr, DIM: tl.constexpr,
                SCALE_BYTES: tl.constexpr, WIDE: tl.constexpr, n_blocks=None, err_ptr=None):
     """Keys n [BLOCK_N] of one request (block-table row `bt_ptr`) -> raw codes [DIM, BLOCK_N] (uint8) and fp32 scales.
-    With `n_blocks` (decode), a key whose block id lies outside [0, n_blocks) reads nothing and gets a NaN scale; with
-    `err_ptr` too, such keys are added to it (int32 [1])."""
+    With `n_blocks` (decode), a key whose block id lies outside [0, n_blocks) reads nothing and gets an infinite scale,
+    the mark `_tile_scores` turns into a NaN score; with `err_ptr` too, such keys are added to it (int32 [1])."""
     ok = n < n_lim
     blk = tl.load(bt_ptr + n // BLOCK_SIZE, mask=ok, other=0)
     if n_blocks is not None:
@@ -188,7 +188,7 @@ def _key_codes(cache_ptr, bt_ptr, n, n_lim, block_stride, BLOCK_SIZE: tl.constex
     codes = tl.load(cache_ptr + codes_off[None, :] + tl.arange(0, DIM)[:, None], mask=ok[None, :], other=0)
     scale = tl.load((cache_ptr + scale_off).to(tl.pointer_type(tl.float32)), mask=ok, other=0.0)
     if n_blocks is not None:
-        scale = tl.where(inside, scale, float("nan"))
+        scale = tl.where(inside, scale, float("inf"))
     return codes, scale
 
 
@@ -246,7 +246,7 @@ def _indexer_decode_kernel(q_ptr, w_ptr, lens_ptr, cache_ptr, bt_ptr, bt_stride,
             q = q.to(tl.float32)
         s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                          # [H, BLOCK_N]
         w = tl.load(w_ptr + b * H + hh)
-        sc = tl.where(scale == scale, tl.sum(s * w[:, None], axis=0), float("nan"))   # a NaN scale: a NaN score
+        sc = tl.where(scale == float("inf"), float("nan"), tl.sum(s * w[:, None], axis=0))   # outside the cache
         tl.store(out_ptr + b * out_stride + n, sc, mask=n < lim)
 
 # %% ../../nbs/03g_indexer.ipynb #d3c0de02
@@ -325,10 +325,10 @@ def _f16_keys(codes, F32: tl.constexpr):
 @triton.jit
 def _tile_scores(q, kt, scale, w, out_ptr, gmax_ptr, g_row, n, lim, K, M: tl.constexpr):
     """One decoded key tile's scores sum_h w_h relu(scale q_h . k) [BLOCK_N], stored at out_ptr + n; with gmax_ptr, the
-    top-k's group maxima (bound path: M >= K groups j mod M, row g_row) raised to them. A NaN scale gives a NaN score
-    (whether `tl.maximum` passes a NaN on differs between Tritons)."""
+    top-k's group maxima (bound path: M >= K groups j mod M, row g_row) raised to them. A key `_key_codes` marked as
+    outside the cache (an infinite scale) scores NaN."""
     s = tl.maximum(tl.dot(q, kt) * scale[None, :], 0.0)                              # [H, BLOCK_N]
-    sc = tl.where(scale == scale, tl.sum(s * w[:, None], axis=0), float("nan"))
+    sc = tl.where(scale == float("inf"), float("nan"), tl.sum(s * w[:, None], axis=0))
     tl.store(out_ptr + n, sc, mask=n < lim)
     if gmax_ptr is not None:
         if lim > K:
