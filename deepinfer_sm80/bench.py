@@ -257,12 +257,13 @@ def default_results_dir(root: Path | None = None) -> Path:
 
 
 RESULTS_DIR = default_results_dir(_repo_root())
-ISA_LABEL = {"native": "native (H200 ISA)", "sm80": "SM80 ISA on H200"}
+ISA_LABEL = {"native": "native ISA", "sm80": "SM80 ISA"}
 
 
 def _environment(isa: str) -> dict:
     info = device_info()
-    return dict(gpu=info.name, capability=list(info.capability), sms=info.sms, isa=isa, isa_label=ISA_LABEL[isa],
+    return dict(gpu=info.name, capability=list(info.capability), sms=info.sms, isa=isa,
+                isa_label=f"{ISA_LABEL[isa]} on {info.name}",
                 torch=torch.__version__, triton=triton.__version__, cuda=torch.version.cuda,
                 python=platform.python_version(), date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
 
